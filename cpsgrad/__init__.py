@@ -1,0 +1,34 @@
+"""cpsgrad: gradients of ordinary Python functions by a continuation-passing-style source transform.
+
+>>> import cpsgrad
+>>> cpsgrad.grad(f)(x)            # doctest: +SKIP
+"""
+
+from cpsgrad import rules as _rules  # noqa: F401  (registers the built-in rule table)
+from cpsgrad.api import grad, show, value_and_grad
+from cpsgrad.errors import (
+    ArgumentError,
+    CpsgradError,
+    DepthLimitError,
+    NonScalarOutputError,
+    NoRuleError,
+    SourceError,
+    UnsupportedError,
+)
+from cpsgrad.rules.registry import rule
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentError",
+    "CpsgradError",
+    "DepthLimitError",
+    "NoRuleError",
+    "NonScalarOutputError",
+    "SourceError",
+    "UnsupportedError",
+    "grad",
+    "rule",
+    "show",
+    "value_and_grad",
+]

@@ -1,0 +1,143 @@
+"""The user-facing entry points: grad, value_and_grad and show."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+import sys
+from collections.abc import Callable
+
+from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
+from cpsgrad.transforms import pipeline, source
+
+#: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
+max_depth = 1_000_000
+
+
+def _argnums(argnums) -> tuple[int, ...]:
+    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple)):
+        raise ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
+    values = (argnums,) if isinstance(argnums, int) else argnums
+    if not values or not all(isinstance(a, int) and not isinstance(a, bool) for a in values):
+        raise ArgumentError(f"argnums must be an int or a non-empty tuple of ints, not {argnums!r}")
+    return values
+
+
+def _reset(value):
+    """The outermost continuation: check the result is a scalar and seed its adjoint with 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise NonScalarOutputError(
+            f"grad needs a function returning a real scalar, but it returned {type(value).__name__} "
+            f"{value!r}; return a float (sum the outputs, or pick one)"
+        )
+    return value, 1.0
+
+
+def _check_differentiable(name: str, value) -> None:
+    if isinstance(value, (bool, numbers.Integral)) or not isinstance(value, numbers.Real):
+        kind = type(value).__name__
+        advice = f"pass {name}=float({value!r})" if isinstance(value, numbers.Integral) else "pass a float"
+        raise ArgumentError(f"cannot differentiate with respect to {name}: it is {kind} {value!r}, not a float; {advice}")
+
+
+def _as_gradient(argument, adjoint):
+    if isinstance(argument, float) and not isinstance(adjoint, float):
+        return float(adjoint)
+    return adjoint
+
+
+def _run(function, argnums: tuple[int, ...], args, kwargs):
+    transformed = pipeline.cached(function, argnums) or pipeline.transform(function, argnums)
+    parameters = transformed.parameters
+    if kwargs or len(args) != len(parameters):
+        bound = inspect.signature(function).bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = [bound.arguments[p] for p in parameters]
+    else:
+        values = list(args)
+    differentiated = [parameters.index(name) for name in transformed.differentiated]
+    for position in differentiated:
+        _check_differentiable(parameters[position], values[position])
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, max_depth))
+    try:
+        value, *adjoints = transformed.program(*values, _reset)
+    except RecursionError:
+        raise DepthLimitError(
+            f"{function.__qualname__} ran deeper than the Python tier's limit of {max_depth} "
+            "continuation calls (each loop iteration is at least one); raise cpsgrad.api.max_depth"
+        ) from None
+    finally:
+        sys.setrecursionlimit(limit)
+    gradients = tuple(_as_gradient(values[p], a) for p, a in zip(differentiated, adjoints, strict=True))
+    return value, gradients
+
+
+def _refuse_nested(function) -> None:
+    if getattr(function, "__cpsgrad_gradient__", False):
+        raise CpsgradError(
+            "grad of a gradient (higher-order differentiation) is not supported yet: nested reverse "
+            "mode would confuse perturbations and give wrong answers"
+        )
+
+
+def value_and_grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
+    """`function`'s value and its gradient with respect to the positional arguments `argnums`.
+
+    Returns a function taking `function`'s arguments and returning `(value, gradient)`; the
+    gradient is one value for an int `argnums`, a tuple for a tuple. Usable as a decorator,
+    with or without arguments.
+    """
+    if function is None:
+        return functools.partial(value_and_grad, argnums=argnums)
+    _refuse_nested(function)
+    source.unwrap(function)
+    wanted = _argnums(argnums)
+
+    @functools.wraps(function)
+    def value_and_gradient(*args, **kwargs):
+        value, gradients = _run(function, wanted, args, kwargs)
+        return value, gradients[0] if isinstance(argnums, int) else gradients
+
+    value_and_gradient.__cpsgrad_gradient__ = True
+    return value_and_gradient
+
+
+def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
+    """The gradient of a scalar-valued `function` with respect to its positional arguments `argnums`.
+
+    ::
+
+        @cpsgrad.grad
+        def f(x, n):
+            ...
+        f(1.5, 10)   # df/dx at x = 1.5
+
+    The function is transformed into continuation-passing style once (per function and
+    `argnums`) and the generated program is reused; `cpsgrad.show(f)` prints it.
+    """
+    if function is None:
+        return functools.partial(grad, argnums=argnums)
+    _refuse_nested(function)
+    source.unwrap(function)
+    wanted = _argnums(argnums)
+
+    @functools.wraps(function)
+    def gradient(*args, **kwargs):
+        _, gradients = _run(function, wanted, args, kwargs)
+        return gradients[0] if isinstance(argnums, int) else gradients
+
+    gradient.__cpsgrad_gradient__ = True
+    return gradient
+
+
+def show(function: Callable, stage: str = "final", argnums: int | tuple[int, ...] = 0) -> str:
+    """The source cpsgrad generates for `function` at `stage` ("normalize", "cps" or "final").
+
+    "final" is exactly the program that runs. A function wrapped by `grad` shows its original.
+    """
+    if stage not in pipeline.STAGES:
+        raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
+    function = getattr(function, "__wrapped__", function)
+    return pipeline.transform(function, _argnums(argnums)).text(stage)

@@ -1,0 +1,56 @@
+"""The exceptions cpsgrad raises, each able to name the file, line and column it is about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in a user's source file (1-based line, 1-based column)."""
+
+    filename: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.column}"
+
+
+class CpsgradError(Exception):
+    """Base class of every error cpsgrad raises on purpose."""
+
+
+class SourceError(CpsgradError):
+    """The source of a function cannot be found or read (a REPL lambda, a builtin, ...)."""
+
+
+class LocatedError(CpsgradError):
+    """An error about one construct of the user's source: `file:line:col: construct: advice`."""
+
+    def __init__(self, location: SourceLocation | None, construct: str, advice: str):
+        self.location = location
+        self.construct = construct
+        self.advice = advice
+        where = f"{location}: " if location is not None else ""
+        super().__init__(f"{where}{construct}: {advice}")
+
+
+class UnsupportedError(LocatedError):
+    """The fence rejected a construct that cpsgrad does not differentiate (yet)."""
+
+
+class NoRuleError(LocatedError):
+    """A differentiable value reaches a callable that has no derivative rule."""
+
+
+class NonScalarOutputError(CpsgradError):
+    """`grad` was asked for the gradient of a function that did not return a scalar."""
+
+
+class ArgumentError(CpsgradError):
+    """Bad `argnums`, or a differentiated argument that is not a float."""
+
+
+class DepthLimitError(CpsgradError):
+    """A loop or recursion ran deeper than the Python tier's continuation depth limit."""

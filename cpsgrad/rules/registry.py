@@ -1,0 +1,155 @@
+"""The rule table: derivative rules written once, as shift-style templates the transform inlines.
+
+A template is a generator function. Its positional parameters are differentiable inputs, its
+keyword-only parameters are not; the statements before `yield` are the forward (the one that
+assigns the yielded names is the primal and is replaced by the user's own call), `yield` is the
+shift (the continuation runs there and the outputs' adjoints come back), and the statements after
+it are the backward, accumulating with `x_d += ...` into the adjoint of parameter `x`. A template
+without `yield` declares a primitive whose output is not differentiable (`int`, `len`, `round`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+
+from cpsgrad.errors import CpsgradError
+
+ADJOINT_SUFFIX = "_d"
+
+
+@dataclass
+class Rule:
+    """One derivative template for one primitive."""
+
+    primitive: object
+    template: Callable
+
+    @property
+    def name(self) -> str:
+        return self.template.__name__
+
+    @cached_property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.template)
+
+    @cached_property
+    def differentiable_parameters(self) -> list[str]:
+        return [
+            p.name for p in self.signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+
+    @cached_property
+    def definition(self) -> cst.FunctionDef:
+        source = textwrap.dedent(inspect.getsource(self.template))
+        module = cst.parse_module(source)
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef):
+                return statement
+        raise CpsgradError(f"rule template {self.name} has no def")
+
+    @cached_property
+    def parts(self) -> tuple[list, list[str], list[str], list]:
+        """(forward statements, output names, output adjoint names, backward statements)."""
+        statements = list(self.definition.body.body)
+        for position, statement in enumerate(statements):
+            shift = _shift(statement)
+            if shift is not None:
+                outputs, adjoints = shift
+                return statements[:position], outputs, adjoints, statements[position + 1:]
+        return statements, [], [], []
+
+    @property
+    def differentiable(self) -> bool:
+        return bool(self.parts[1])
+
+    @property
+    def globals(self) -> dict:
+        return self.template.__globals__
+
+    def bind(self, args: tuple, kwargs: dict) -> dict | None:
+        """Template parameter -> the call's argument, or None when the call does not fit."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            return None
+        return dict(bound.arguments)
+
+
+def _shift(statement: cst.BaseStatement) -> tuple[list[str], list[str]] | None:
+    """For `y_d = yield y` (or `a_d, b_d = yield a, b`): (outputs, their adjoints)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or not isinstance(assign.value, cst.Yield):
+        return None
+    target = assign.targets[0].target
+    value = assign.value.value
+    adjoints = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+    outputs = [e.value.value for e in value.elements] if isinstance(value, cst.Tuple) else [value.value]
+    return outputs, adjoints
+
+
+class RuleTable:
+    """Primitive -> its templates (tried in order; the first whose signature fits a call wins)."""
+
+    def __init__(self) -> None:
+        self._rules: dict[int, list[Rule]] = {}
+        self._primitives: dict[int, object] = {}
+        self.version = 0
+
+    def add(self, primitive: object, template: Callable, replace: bool = False) -> Rule:
+        if not inspect.isgeneratorfunction(template) and "yield" in inspect.getsource(template):
+            raise CpsgradError(f"rule template {template.__name__} must be a plain generator function")
+        rule = Rule(primitive, template)
+        key = id(primitive)
+        if replace or key not in self._rules:
+            self._rules[key] = []
+        self._rules[key].insert(0, rule)
+        self._primitives[key] = primitive
+        self.version += 1
+        return rule
+
+    def remove(self, rule: Rule) -> None:
+        self._rules[id(rule.primitive)].remove(rule)
+        self.version += 1
+
+    def rules_for(self, primitive: object) -> list[Rule]:
+        return self._rules.get(id(primitive), []) if self._primitives.get(id(primitive)) is primitive else []
+
+    def __contains__(self, primitive: object) -> bool:
+        return bool(self.rules_for(primitive))
+
+    def primitives(self) -> list[object]:
+        return [self._primitives[key] for key, rules in self._rules.items() if rules]
+
+
+TABLE = RuleTable()
+
+
+def rule(primitive: object) -> Callable[[Callable], Callable]:
+    """Declare the derivative of `primitive` as a template (see this module's docstring).
+
+    ::
+
+        @cpsgrad.rule(mylib.softclip)
+        def softclip(x):
+            y = mylib.softclip(x)
+            y_d = yield y
+            x_d += y_d * (1.0 - y * y)
+
+    A later rule for the same primitive is tried before earlier ones; functions already
+    transformed are transformed again on their next call.
+    """
+
+    def register(template: Callable) -> Callable:
+        TABLE.add(primitive, template)
+        return template
+
+    return register

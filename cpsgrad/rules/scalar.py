@@ -1,0 +1,416 @@
+"""Derivative rules for Python operators, the `math` module and the numeric builtins.
+
+Kinks follow JAX: abs'(0) = 1; a tie in max or min splits the adjoint equally.
+"""
+
+# ruff: noqa: F841  (templates assign adjoints the transform reads; see cpsgrad.rules.registry)
+import builtins
+import math
+import operator
+
+from cpsgrad import runtime as cpsgrad_runtime
+from cpsgrad.rules.registry import rule
+
+# ---- arithmetic operators ---------------------------------------------------------------------
+
+
+@rule(operator.add)
+def add(x, y):
+    z = x + y
+    z_d = yield z
+    x_d += z_d
+    y_d += z_d
+
+
+@rule(operator.sub)
+def sub(x, y):
+    z = x - y
+    z_d = yield z
+    x_d += z_d
+    y_d += -z_d
+
+
+@rule(operator.mul)
+def mul(x, y):
+    z = x * y
+    z_d = yield z
+    x_d += z_d * y
+    y_d += z_d * x
+
+
+@rule(operator.truediv)
+def truediv(x, y):
+    z = x / y
+    z_d = yield z
+    x_d += z_d / y
+    y_d += -z_d * z / y
+
+
+@rule(operator.mod)
+def mod(x, y):
+    z = x % y
+    z_d = yield z
+    x_d += z_d
+    y_d += -z_d * (x // y)
+
+
+@rule(operator.pow)
+def power(x, y):
+    z = x**y
+    z_d = yield z
+    x_d += z_d * y * x ** (y - 1)
+    y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
+
+
+@rule(operator.neg)
+def neg(x):
+    y = -x
+    y_d = yield y
+    x_d += -y_d
+
+
+@rule(operator.pos)
+def pos(x):
+    y = +x
+    y_d = yield y
+    x_d += y_d
+
+
+@rule(operator.floordiv)
+def floordiv(x, y):
+    z = x // y
+
+
+@rule(operator.not_)
+def not_(x):
+    y = not x
+
+
+# ---- builtins ---------------------------------------------------------------------------------
+
+
+@rule(abs)
+def abs_(x):
+    y = abs(x)
+    y_d = yield y
+    x_d += y_d * cpsgrad_runtime.sign(x)
+
+
+@rule(float)
+def float_(x):
+    y = float(x)
+    y_d = yield y
+    x_d += y_d
+
+
+@rule(pow)
+def pow_(x, y):
+    z = pow(x, y)
+    z_d = yield z
+    x_d += z_d * y * x ** (y - 1)
+    y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
+
+
+@rule(max)
+def max_(xs):
+    y = max(xs)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.split_ties(xs, y, y_d)
+
+
+@rule(min)
+def min_(xs):
+    y = min(xs)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.split_ties(xs, y, y_d)
+
+
+@rule(sum)
+def sum_(xs):
+    y = sum(xs)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.repeated(len(xs), y_d)
+
+
+@rule(sum)
+def sum_start(xs, start):
+    y = sum(xs, start)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.repeated(len(xs), y_d)
+    start_d += y_d
+
+
+@rule(tuple)
+def tuple_(xs):
+    y = tuple(xs)
+    y_d = yield y
+    xs_d += y_d
+
+
+@rule(list)
+def list_(xs):
+    y = list(xs)
+    y_d = yield y
+    xs_d += y_d
+
+
+# Builtins whose results carry no gradient: they take differentiable values and return
+# integers, booleans, strings or nothing.
+def _not_differentiable(primitive):
+    def template(*args, **kwargs):
+        y = primitive(*args, **kwargs)
+
+    template.__name__ = f"{primitive.__name__}_"
+    rule(primitive)(template)
+
+
+for _primitive in (
+    int, bool, round, len, range, print, isinstance, str, repr, id, type, callable, hash,
+    builtins.format, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
+    math.isclose,
+):
+    _not_differentiable(_primitive)
+
+# ---- math -------------------------------------------------------------------------------------
+
+
+@rule(math.sin)
+def sin(x):
+    y = math.sin(x)
+    y_d = yield y
+    x_d += y_d * math.cos(x)
+
+
+@rule(math.cos)
+def cos(x):
+    y = math.cos(x)
+    y_d = yield y
+    x_d += -y_d * math.sin(x)
+
+
+@rule(math.tan)
+def tan(x):
+    y = math.tan(x)
+    y_d = yield y
+    x_d += y_d * (1.0 + y * y)
+
+
+@rule(math.asin)
+def asin(x):
+    y = math.asin(x)
+    y_d = yield y
+    x_d += y_d / math.sqrt(1.0 - x * x)
+
+
+@rule(math.acos)
+def acos(x):
+    y = math.acos(x)
+    y_d = yield y
+    x_d += -y_d / math.sqrt(1.0 - x * x)
+
+
+@rule(math.atan)
+def atan(x):
+    y = math.atan(x)
+    y_d = yield y
+    x_d += y_d / (1.0 + x * x)
+
+
+@rule(math.atan2)
+def atan2(y, x):
+    z = math.atan2(y, x)
+    z_d = yield z
+    y_d += z_d * x / (x * x + y * y)
+    x_d += -z_d * y / (x * x + y * y)
+
+
+@rule(math.sinh)
+def sinh(x):
+    y = math.sinh(x)
+    y_d = yield y
+    x_d += y_d * math.cosh(x)
+
+
+@rule(math.cosh)
+def cosh(x):
+    y = math.cosh(x)
+    y_d = yield y
+    x_d += y_d * math.sinh(x)
+
+
+@rule(math.tanh)
+def tanh(x):
+    y = math.tanh(x)
+    y_d = yield y
+    x_d += y_d * (1.0 - y * y)
+
+
+@rule(math.asinh)
+def asinh(x):
+    y = math.asinh(x)
+    y_d = yield y
+    x_d += y_d / math.sqrt(x * x + 1.0)
+
+
+@rule(math.acosh)
+def acosh(x):
+    y = math.acosh(x)
+    y_d = yield y
+    x_d += y_d / math.sqrt(x * x - 1.0)
+
+
+@rule(math.atanh)
+def atanh(x):
+    y = math.atanh(x)
+    y_d = yield y
+    x_d += y_d / (1.0 - x * x)
+
+
+@rule(math.exp)
+def exp(x):
+    y = math.exp(x)
+    y_d = yield y
+    x_d += y_d * y
+
+
+@rule(math.exp2)
+def exp2(x):
+    y = math.exp2(x)
+    y_d = yield y
+    x_d += y_d * y * math.log(2.0)
+
+
+@rule(math.expm1)
+def expm1(x):
+    y = math.expm1(x)
+    y_d = yield y
+    x_d += y_d * (y + 1.0)
+
+
+@rule(math.log)
+def log(x):
+    y = math.log(x)
+    y_d = yield y
+    x_d += y_d / x
+
+
+@rule(math.log)
+def log_base(x, base):
+    y = math.log(x, base)
+    y_d = yield y
+    x_d += y_d / (x * math.log(base))
+    base_d += -y_d * y / (base * math.log(base))
+
+
+@rule(math.log2)
+def log2(x):
+    y = math.log2(x)
+    y_d = yield y
+    x_d += y_d / (x * math.log(2.0))
+
+
+@rule(math.log10)
+def log10(x):
+    y = math.log10(x)
+    y_d = yield y
+    x_d += y_d / (x * math.log(10.0))
+
+
+@rule(math.log1p)
+def log1p(x):
+    y = math.log1p(x)
+    y_d = yield y
+    x_d += y_d / (1.0 + x)
+
+
+@rule(math.sqrt)
+def sqrt(x):
+    y = math.sqrt(x)
+    y_d = yield y
+    x_d += y_d * 0.5 / y
+
+
+@rule(math.cbrt)
+def cbrt(x):
+    y = math.cbrt(x)
+    y_d = yield y
+    x_d += y_d / (3.0 * y * y)
+
+
+@rule(math.pow)
+def math_pow(x, y):
+    z = math.pow(x, y)
+    z_d = yield z
+    x_d += z_d * y * math.pow(x, y - 1.0)
+    y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
+
+
+@rule(math.hypot)
+def hypot(x, y):
+    z = math.hypot(x, y)
+    z_d = yield z
+    x_d += z_d * x / z
+    y_d += z_d * y / z
+
+
+@rule(math.fabs)
+def fabs(x):
+    y = math.fabs(x)
+    y_d = yield y
+    x_d += y_d * cpsgrad_runtime.sign(x)
+
+
+@rule(math.erf)
+def erf(x):
+    y = math.erf(x)
+    y_d = yield y
+    x_d += y_d * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+
+
+@rule(math.erfc)
+def erfc(x):
+    y = math.erfc(x)
+    y_d = yield y
+    x_d += -y_d * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+
+
+@rule(math.lgamma)
+def lgamma(x):
+    y = math.lgamma(x)
+    y_d = yield y
+    x_d += y_d * cpsgrad_runtime.digamma(x)
+
+
+@rule(math.gamma)
+def gamma(x):
+    y = math.gamma(x)
+    y_d = yield y
+    x_d += y_d * y * cpsgrad_runtime.digamma(x)
+
+
+@rule(math.degrees)
+def degrees(x):
+    y = math.degrees(x)
+    y_d = yield y
+    x_d += y_d * (180.0 / math.pi)
+
+
+@rule(math.radians)
+def radians(x):
+    y = math.radians(x)
+    y_d = yield y
+    x_d += y_d * (math.pi / 180.0)
+
+
+@rule(math.copysign)
+def copysign(x, y):
+    z = math.copysign(x, y)
+    z_d = yield z
+    x_d += z_d * cpsgrad_runtime.sign(x) * math.copysign(1.0, y)
+
+
+@rule(math.fsum)
+def fsum(xs):
+    y = math.fsum(xs)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.repeated(len(xs), y_d)

@@ -1,0 +1,118 @@
+"""Helpers that generated programs call: container adjoints and the few rules' kink conventions.
+
+Generated code refers to this module as `cpsgrad_runtime`. It holds no state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+class SequenceAdjoint(tuple):
+    """The adjoint of a tuple or list: one adjoint per element; `0.0` stands for all zeros.
+
+    `+` adds elementwise (tuple `+` would concatenate), and `0.0 + adjoint` is the adjoint.
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if isinstance(other, SequenceAdjoint):
+            return SequenceAdjoint(a + b for a, b in zip(self, other, strict=True))
+        if isinstance(other, (int, float)) and other == 0:
+            return self
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __repr__(self) -> str:
+        return f"SequenceAdjoint({tuple(self)!r})"
+
+
+def item(adjoint, position: int):
+    """The adjoint of element `position` of a container whose adjoint is `adjoint`."""
+    if isinstance(adjoint, SequenceAdjoint):
+        return adjoint[position]
+    return 0.0
+
+
+def one_hot(length: int, index, adjoint) -> SequenceAdjoint | float:
+    """The adjoint of a container of `length` elements of which `[index]` was read."""
+    positions = range(length)[index]
+    parts = [0.0] * length
+    if isinstance(positions, range):
+        for source, value in zip(positions, item_list(adjoint, len(positions)), strict=True):
+            parts[source] = parts[source] + value
+    else:
+        parts[positions] = adjoint
+    return SequenceAdjoint(parts)
+
+
+def item_list(adjoint, length: int) -> list:
+    if isinstance(adjoint, SequenceAdjoint):
+        return list(adjoint)
+    return [0.0] * length
+
+
+def unpacked(adjoints: Sequence) -> SequenceAdjoint:
+    """The adjoint of a container unpacked into names whose adjoints are `adjoints`."""
+    return SequenceAdjoint(adjoints)
+
+
+def repeated(length: int, adjoint) -> SequenceAdjoint:
+    """The adjoint of a container each of whose `length` elements was added once (`sum`)."""
+    return SequenceAdjoint([adjoint] * length)
+
+
+def split_ties(values: Sequence, chosen, adjoint) -> SequenceAdjoint:
+    """`max`/`min` backward: the adjoint split equally among the elements equal to the result."""
+    ties = [value == chosen for value in values]
+    share = adjoint / sum(ties)
+    return SequenceAdjoint([share if tie else 0.0 for tie in ties])
+
+
+def log_for_power(base) -> float:
+    """d(b**e)/de = log(b) * b**e; 0 at b == 0 (the limit for e > 0), NaN for b < 0."""
+    if base > 0:
+        return math.log(base)
+    return 0.0 if base == 0 else math.nan
+
+
+def sign(x) -> float:
+    """The derivative of abs: 1.0 at x >= 0, -1.0 below (abs'(0) = 1, as JAX)."""
+    return 1.0 if x >= 0 else -1.0
+
+
+def as_sequence(iterable) -> Sequence:
+    """Something indexable with the same items: ranges, lists and tuples as they are."""
+    if isinstance(iterable, (list, tuple, range)):
+        return iterable
+    return tuple(iterable)
+
+
+def digamma(x) -> float:
+    """The derivative of lgamma (scipy's digamma, imported on first use)."""
+    from scipy.special import digamma as scipy_digamma
+
+    return float(scipy_digamma(x))
+
+
+class _Unbound:
+    """Passed for a variable that is not bound on the path taken; any use raises as Python would."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+    def _raise(self, *args):
+        raise UnboundLocalError("cannot access a local variable before it has been assigned a value")
+
+    __bool__ = __float__ = __int__ = __index__ = __iter__ = __len__ = __getitem__ = _raise
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _raise
+    __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = __ge__ = _raise
+
+
+UNBOUND = _Unbound()

@@ -1,0 +1,24 @@
+"""Shared test setup: CUDA simulator switch and hypothesis profiles.
+
+`NUMBA_ENABLE_CUDASIM` must be set before numba is first imported, so it is set
+here, at collection time. A real-GPU run sets `CPSGRAD_REAL_GPU=1` to keep it off.
+"""
+
+import os
+
+if os.environ.get("CPSGRAD_REAL_GPU") != "1":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    max_examples=25,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    print_blob=True,
+)
+settings.register_profile("dev", deadline=None, max_examples=50)
+settings.register_profile("soak", deadline=None, max_examples=2000)
+settings.load_profile(os.environ.get("CPSGRAD_HYPOTHESIS_PROFILE", "ci"))

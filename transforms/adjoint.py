@@ -1,0 +1,542 @@
+"""Adjoint: inline each primitive's rule into the continuation program and emit the final source.
+
+Per continuation, straight-line statements are emitted forward, then the tail (the shift: a
+continuation call that returns the program's result and the adjoints of what it was handed), then
+each statement's backward in reverse, inline. Variables reassigned in one frame get versions
+(`y`, `y_1`, ...) so the backward reads the values the forward saw; adjoints are `<version>_d`.
+An adjoint that nothing contributed to is never materialized (a symbolic zero), and backward code
+whose output adjoint is zero is skipped. Branches merge their adjoints before the shared backward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.cps import Block, Branch, Continuation, Jump, Program, Raise, Return
+from cpsgrad.transforms.operators import binary_primitive, unary_primitive
+from cpsgrad.transforms.resolve import Resolver
+
+from cpsgrad.errors import NoRuleError, UnsupportedError
+from cpsgrad.rules.registry import ADJOINT_SUFFIX, TABLE, Rule
+
+_RUNTIME = "cpsgrad_runtime"
+_ZERO = "0.0"
+
+
+@dataclass
+class _Frame:
+    """The versions in scope on one path through a continuation's body."""
+
+    versions: dict[str, str]
+    used: set[str]
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def copy(self) -> _Frame:
+        return _Frame(dict(self.versions), set(self.used), dict(self.counters))
+
+
+@dataclass
+class _Backward:
+    """What the backward of one forward statement needs."""
+
+    kind: str  # "rule" | "copy" | "display" | "index" | "unpack"
+    target: str | list[str]
+    sources: list  # renamed atoms
+    rule: Rule | None = None
+    bound: dict | None = None
+    extra: dict = field(default_factory=dict)
+    adjoints: dict[str, str] = field(default_factory=dict)  # active operand version -> adjoint
+
+    def source(self, atom) -> str | None:
+        """The adjoint an operand accumulates into, or None when it is inactive or constant."""
+        return self.adjoints.get(atom.value) if isinstance(atom, cst.Name) else None
+
+
+class Renamer(cst.CSTTransformer):
+    """Replace variable names (not attribute names or keywords) by expressions."""
+
+    def __init__(self, mapping: dict[str, cst.BaseExpression]):
+        self.mapping = mapping
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return True
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.mapping.get(original.value, updated)
+
+
+def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, cst.UnaryOperation):
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
+class Generator:
+    """Generates the final derivative program of one CPS program."""
+
+    def __init__(self, program: Program, resolver: Resolver):
+        self.program = program
+        self.resolver = resolver
+        self.normalized = program.normalized
+        self.active = program.active
+        self.invariants = set(program.invariants)
+        self.namer = program.namer
+        for continuation in program.continuations:
+            self.namer.reserve(continuation.name)
+        self.suffix = self._adjoint_suffix()
+        self.out = self.namer.fresh("out")
+        self.k = program.continuation_name
+        self.namespace: dict[str, object] = {}
+        self.free_adjoints = self._free_adjoints()
+
+    # -- names -------------------------------------------------------------------------------
+    def _adjoint_suffix(self) -> str:
+        taken = self.namer.taken
+        suffix = ADJOINT_SUFFIX
+        attempt = 0
+        while any(name + suffix in taken for name in taken):
+            attempt += 1
+            suffix = f"_adj{attempt if attempt > 1 else ''}"
+        return suffix
+
+    def adjoint(self, version: str) -> str:
+        return version + self.suffix
+
+    def new_version(self, frame: _Frame, variable: str) -> str:
+        if variable not in frame.versions and variable not in frame.used:
+            candidate = variable
+        else:
+            counter = frame.counters.get(variable, 0)
+            while True:
+                counter += 1
+                candidate = f"{variable}_{counter}"
+                if candidate not in self.namer.taken and candidate not in frame.used and self.adjoint(candidate) not in self.namer.taken:
+                    break
+            frame.counters[variable] = counter
+        frame.used.add(candidate)
+        frame.versions[variable] = candidate
+        return candidate
+
+    def is_active_variable(self, variable: str) -> bool:
+        return variable in self.active
+
+    def rename(self, node: cst.CSTNode, frame: _Frame) -> cst.CSTNode:
+        mapping: dict[str, cst.BaseExpression] = {}
+        for variable in syntax.variables_read(node):
+            if variable in frame.versions:
+                mapping[variable] = cst.Name(frame.versions[variable])
+            elif variable in self.program.order and variable not in self.invariants:
+                mapping[variable] = cst.Attribute(cst.Name(_RUNTIME), cst.Name("UNBOUND"))
+        return node.visit(Renamer(mapping)) if mapping else node
+
+    def active_source(self, atom: cst.BaseExpression, frame: _Frame) -> str | None:
+        """The adjoint to accumulate into for a renamed operand, or None when it is inactive."""
+        if not isinstance(atom, cst.Name):
+            return None
+        version = atom.value
+        for variable, current in frame.versions.items():
+            if current == version:
+                return self.adjoint(version) if self.is_active_variable(variable) else None
+        if version in self.invariants and self.is_active_variable(version):
+            return self.adjoint(version)
+        return None
+
+    # -- free adjoints -----------------------------------------------------------------------
+    def _free_adjoints(self) -> dict[str, list[str]]:
+        """Per continuation, the active invariants whose adjoints it returns (a fixpoint)."""
+        active_invariants = [p for p in self.program.invariants if p in self.active]
+        reads: dict[str, set[str]] = {}
+        callees: dict[str, set[str]] = {}
+        for continuation in self.program.continuations:
+            names, targets = _block_reads(continuation.body)
+            reads[continuation.name] = {n for n in names if n in active_invariants}
+            callees[continuation.name] = targets
+        changed = True
+        while changed:
+            changed = False
+            for name in reads:
+                for callee in callees[name]:
+                    if not reads[callee] <= reads[name]:
+                        reads[name] |= reads[callee]
+                        changed = True
+        return {name: [p for p in active_invariants if p in found] for name, found in reads.items()}
+
+    # -- program -----------------------------------------------------------------------------
+    def generate(self) -> str:
+        function = self.program.function
+        name = function.name + "__cps"
+        lines = [f"def {name}({', '.join([*function.parameters, self.k])}):"]
+        for continuation in self.program.continuations:
+            lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
+            self.continuation(continuation, 2, lines)
+        self.continuation(function, 1, lines)
+        return "\n".join(lines) + "\n"
+
+    def continuation(self, continuation: Continuation, depth: int, lines: list[str]) -> None:
+        frame = _Frame({p: p for p in continuation.parameters}, set(continuation.parameters))
+        defined, _ = self.block(continuation.body, frame, depth, lines)
+        returned = [p for p in continuation.parameters if self.is_active_variable(p)]
+        if continuation.kind != "function":
+            returned += self.free_adjoints[continuation.name]
+        else:
+            returned = [p for p in continuation.parameters if self.is_active_variable(p)]
+        values = [self.adjoint(p) if self.adjoint(p) in defined else _ZERO for p in returned]
+        lines.append("    " * depth + f"return {', '.join([self.out, *values])}")
+
+    def block(self, block: Block, frame: _Frame, depth: int, lines: list[str]) -> tuple[set[str], bool]:
+        """Emit a block; return the adjoints defined at its end and whether it returns normally."""
+        pad = "    " * depth
+        records: list[_Backward] = []
+        for statement in block.statements:
+            self.forward(statement, frame, pad, lines, records)
+        defined, returns = self.tail(block.tail, frame, depth, lines)
+        if not returns:
+            return set(), False
+        for record in reversed(records):
+            self.backward(record, defined, pad, lines)
+        return defined, True
+
+    # -- tails -------------------------------------------------------------------------------
+    def tail(self, tail, frame: _Frame, depth: int, lines: list[str]) -> tuple[set[str], bool]:
+        pad = "    " * depth
+        if isinstance(tail, Raise):
+            lines.append(pad + syntax.code(self.rename(tail.statement, frame)).strip())
+            return set(), False
+        if isinstance(tail, Return):
+            value = self.rename(tail.value, frame)
+            source = self.active_source(value, frame)
+            call = f"{self.k}({syntax.code(value)})"
+            if source is None:
+                lines.append(f"{pad}{self.out} = {call}[0]")
+                return set(), True
+            lines.append(f"{pad}{self.out}, {source} = {call}")
+            return {source}, True
+        if isinstance(tail, Jump):
+            target = tail.target
+            arguments = [syntax.code(self.rename(cst.Name(p), frame)) for p in target.parameters]
+            results = [self.adjoint(frame.versions.get(p, p)) for p in target.parameters if self.is_active_variable(p)]
+            results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
+            call = f"{target.name}({', '.join(arguments)})"
+            if not results:
+                lines.append(f"{pad}{self.out} = {call}[0]")
+            else:
+                lines.append(f"{pad}{', '.join([self.out, *results])} = {call}")
+            return set(results), True
+        return self.branch(tail, frame, depth, lines)
+
+    def branch(self, branch: Branch, frame: _Frame, depth: int, lines: list[str]) -> tuple[set[str], bool]:
+        pad = "    " * depth
+        lines.append(f"{pad}if {syntax.code(self.rename(branch.test, frame))}:")
+        then_lines: list[str] = []
+        then_defined, then_returns = self.block(branch.then, frame.copy(), depth + 1, then_lines)
+        else_lines: list[str] = []
+        else_defined, else_returns = self.block(branch.orelse, frame.copy(), depth + 1, else_lines)
+        outer = self.visible_adjoints(frame)
+        then_defined &= outer
+        else_defined &= outer
+        merged = (then_defined if then_returns else set()) | (else_defined if else_returns else set())
+        for returns, defined, branch_lines in ((then_returns, then_defined, then_lines), (else_returns, else_defined, else_lines)):
+            if returns:
+                for adjoint in sorted(merged - defined, key=self.adjoint_order):
+                    branch_lines.append("    " * (depth + 1) + f"{adjoint} = {_ZERO}")
+        lines.extend(then_lines)
+        lines.append(f"{pad}else:")
+        lines.extend(else_lines)
+        return merged, then_returns or else_returns
+
+    def visible_adjoints(self, frame: _Frame) -> set[str]:
+        visible = {self.adjoint(v) for v in frame.versions.values()}
+        return visible | {self.adjoint(p) for p in self.invariants}
+
+    def adjoint_order(self, adjoint: str) -> tuple:
+        return (len(adjoint), adjoint)
+
+    # -- forward statements ------------------------------------------------------------------
+    def forward(self, statement, frame: _Frame, pad: str, lines: list[str], records: list[_Backward]) -> None:
+        if isinstance(statement, cst.If):
+            self.inline_if(statement, frame, pad, lines)
+            return
+        small = statement.body[0]
+        if isinstance(small, cst.Expr):
+            lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
+            return
+        value = self.rename(small.value, frame)
+        target = small.targets[0].target
+        if isinstance(target, cst.Tuple):  # a, b = t
+            variables = [e.value.value for e in target.elements]
+            source = self.active_source(value, frame) if isinstance(value, cst.Name) else None
+            versions = [self.new_version(frame, v) for v in variables]
+            lines.append(f"{pad}{', '.join(versions)} = {syntax.code(value)}")
+            if source is not None and any(self.is_active_variable(v) for v in variables):
+                records.append(_Backward("unpack", versions, [value], adjoints={value.value: source}))
+            return
+        variable = target.value
+        record = None
+        if self.is_active_variable(variable):
+            record = self.record(statement, small.value, value, frame)
+        version = self.new_version(frame, variable)
+        lines.append(f"{pad}{version} = {syntax.code(value)}")
+        if record is not None:
+            record.target = version
+            records.append(record)
+
+    def inline_if(self, statement: cst.If, frame: _Frame, pad: str, lines: list[str]) -> None:
+        """An inactive if kept as it is: every name it assigns gets one new version."""
+        assigned: list[str] = []
+        for targets, _ in _assignments_in(statement):
+            assigned += [t for t in targets if t not in assigned]
+        previous = {v: frame.versions.get(v) for v in assigned}
+        for variable in assigned:
+            self.new_version(frame, variable)
+        final = {v: frame.versions[v] for v in assigned}
+        before = frame.copy()
+        for variable, version in previous.items():
+            if version is None:
+                before.versions.pop(variable, None)
+            else:
+                before.versions[variable] = version
+        self.inline_if_lines(statement, before, final, pad, lines)
+
+    def inline_if_lines(self, statement: cst.If, before: _Frame, final: dict[str, str], pad: str, lines: list[str]) -> None:
+        lines.append(f"{pad}if {syntax.code(self.rename(statement.test, before))}:")
+        self.inline_branch(statement.body.body, before.copy(), final, pad + "    ", lines)
+        if statement.orelse is not None:
+            lines.append(f"{pad}else:")
+            self.inline_branch(statement.orelse.body.body, before.copy(), final, pad + "    ", lines)
+        else:
+            copies = [(v, before.versions[v]) for v in final if v in before.versions and before.versions[v] != final[v]]
+            if copies:
+                lines.append(f"{pad}else:")
+                for variable, version in copies:
+                    lines.append(f"{pad}    {final[variable]} = {version}")
+
+    def inline_branch(self, statements, frame: _Frame, final: dict[str, str], pad: str, lines: list[str]) -> None:
+        written: set[str] = set()
+        start = len(lines)
+        for statement in statements:
+            if isinstance(statement, cst.If):
+                inner_assigned = {t for targets, _ in _assignments_in(statement) for t in targets}
+                inner_final = {v: final[v] for v in inner_assigned}
+                self.inline_if_lines(statement, frame, inner_final, pad, lines)
+                for variable in inner_assigned:
+                    frame.versions[variable] = final[variable]
+                written |= inner_assigned
+                continue
+            small = statement.body[0]
+            if isinstance(small, cst.Assign):
+                value = self.rename(small.value, frame)
+                target = small.targets[0].target
+                variables = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                for variable in variables:
+                    frame.versions[variable] = final[variable]
+                written |= set(variables)
+                lines.append(f"{pad}{', '.join(final[v] for v in variables)} = {syntax.code(value)}")
+            else:
+                lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
+        for variable, version in final.items():
+            if variable not in written and variable in frame.versions and frame.versions[variable] != version:
+                lines.append(f"{pad}{version} = {frame.versions[variable]}")
+        if len(lines) == start:
+            lines.append(f"{pad}pass")
+
+    def record(self, statement, original: cst.BaseExpression, value: cst.BaseExpression, frame: _Frame) -> _Backward | None:
+        """The backward record of an active assignment, or None when it has no backward."""
+        adjoints = {a.value: self.active_source(a, frame) for a in _operands(value) if isinstance(a, cst.Name)}
+        adjoints = {version: adjoint for version, adjoint in adjoints.items() if adjoint is not None}
+        if not adjoints:
+            return None
+        record = self.record_kind(statement, original, value)
+        if record is not None:
+            record.adjoints = adjoints
+        return record
+
+    def record_kind(self, statement, original: cst.BaseExpression, value: cst.BaseExpression) -> _Backward | None:
+        if syntax.is_atom(value):
+            return _Backward("copy", "", [value])
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return _Backward("display", "", [e.value for e in value.elements])
+        if isinstance(value, cst.Subscript):
+            if len(value.slice) != 1:
+                self.fail(statement, "indexing with several indices", "index one axis at a time")
+            return _Backward("index", "", [value.value], extra={"index": value.slice[0].slice})
+        if isinstance(value, cst.BinaryOperation):
+            primitive = binary_primitive(value.operator)
+            return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {})
+        if isinstance(value, cst.UnaryOperation):
+            primitive = unary_primitive(value.operator)
+            return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.expression], {})
+        if isinstance(value, cst.Call):
+            positional = [a.value for a in value.args if a.keyword is None]
+            keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+            callee = original.func
+            primitive = self.resolver.resolve(callee)
+            label = syntax.code(callee)
+            if primitive is None:
+                self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value; call a function by its module-level name", NoRuleError)
+            return self.rule_record(statement, primitive, label, positional, keywords)
+        if isinstance(value, cst.Attribute):
+            self.fail(statement, f"attribute {syntax.code(value)}", "reading attributes of differentiable values is not supported yet")
+        self.fail(statement, syntax.code(value), "this operation is not differentiable")
+        return None
+
+    def rule_record(self, statement, primitive, label: str, positional: list, keywords: dict) -> _Backward | None:
+        for rule in TABLE.rules_for(primitive):
+            bound = rule.bind(tuple(positional), keywords)
+            if bound is not None:
+                if not rule.differentiable:
+                    return None
+                return _Backward("rule", "", [], rule=rule, bound=bound)
+        self.fail(statement, f"call of {label}", _no_rule_advice(primitive, label, bool(TABLE.rules_for(primitive))), NoRuleError)
+        return None
+
+    def fail(self, statement, construct: str, advice: str, error=UnsupportedError):
+        raise error(self.normalized.location(statement), construct, advice)
+
+    # -- backward statements -----------------------------------------------------------------
+    def accumulate(self, adjoint: str, expression: str, defined: set[str], pad: str, lines: list[str]) -> None:
+        if adjoint in defined:
+            lines.append(f"{pad}{adjoint} += {expression}")
+        else:
+            lines.append(f"{pad}{adjoint} = {expression}")
+            defined.add(adjoint)
+
+    def backward(self, record: _Backward, defined: set[str], pad: str, lines: list[str]) -> None:
+        if record.kind == "unpack":
+            adjoints = [self.adjoint(v) for v in record.target]
+            if not any(a in defined for a in adjoints):
+                return
+            source = record.source(record.sources[0])
+            if source is not None:
+                parts = ", ".join(a if a in defined else _ZERO for a in adjoints)
+                self.accumulate(source, f"{_RUNTIME}.unpacked(({parts},))", defined, pad, lines)
+            return
+        output = self.adjoint(record.target)
+        if output not in defined:
+            return
+        if record.kind == "copy":
+            source = record.source(record.sources[0])
+            if source is not None:
+                self.accumulate(source, output, defined, pad, lines)
+        elif record.kind == "display":
+            for position, element in enumerate(record.sources):
+                source = record.source(element)
+                if source is not None:
+                    self.accumulate(source, f"{_RUNTIME}.item({output}, {position})", defined, pad, lines)
+        elif record.kind == "index":
+            container = record.sources[0]
+            source = record.source(container)
+            if source is not None:
+                index = record.extra["index"]
+                index_code = syntax.code(index.value) if isinstance(index, cst.Index) else _slice_code(index)
+                expression = f"{_RUNTIME}.one_hot(len({syntax.code(container)}), {index_code}, {output})"
+                self.accumulate(source, expression, defined, pad, lines)
+        else:
+            self.inline_rule(record, output, defined, pad, lines)
+
+    def inline_rule(self, record: _Backward, output: str, defined: set[str], pad: str, lines: list[str]) -> None:
+        rule = record.rule
+        _, outputs, output_adjoints, backward = rule.parts
+        mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
+        accumulators: dict[str, str | None] = {}
+        for parameter in rule.signature.parameters:
+            atom = record.bound.get(parameter)
+            if atom is not None:
+                mapping[parameter] = _parenthesized(atom)
+            accumulators[parameter + ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
+        mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
+        renamer = Renamer(mapping)
+        for statement in backward:
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
+                adjoint = accumulators[small.target.value]
+                if adjoint is not None:
+                    self.accumulate(adjoint, syntax.code(small.value.visit(renamer)), defined, pad, lines)
+            else:
+                raise NoRuleError(None, f"rule {rule.name}", "rule templates' backward may only accumulate with `x_d += ...`")
+
+    def template_globals(self, rule: Rule, local: set[str]) -> dict[str, cst.BaseExpression]:
+        """Bind the module names a template reads into the generated namespace."""
+        aliases: dict[str, cst.BaseExpression] = {}
+        for statement in rule.parts[3]:
+            for name in syntax.variables_read(statement):
+                if name in local or name not in rule.globals:
+                    continue
+                value = rule.globals[name]
+                alias = name
+                user_value = self.resolver.lookup(name)
+                if (user_value is not None and user_value is not value and name in self.namer.taken) or self.namespace.get(name, value) is not value:
+                    alias = f"{name}__rule"
+                    aliases[name] = cst.Name(alias)
+                self.namespace[alias] = value
+        return aliases
+
+
+def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
+    import types
+
+    if has_rules:
+        return f"no derivative rule for {label} fits these arguments; see cpsgrad.rule to add one"
+    if isinstance(primitive, types.FunctionType):
+        return (
+            f"{label} is a Python function; calls of user functions with differentiable arguments "
+            "are not supported yet. Inline it, or declare its derivative with @cpsgrad.rule"
+        )
+    return f"no derivative rule for {label}; declare one with @cpsgrad.rule({label})"
+
+
+def _slice_code(index: cst.Slice) -> str:
+    parts = [syntax.code(p) if p is not None else "None" for p in (index.lower, index.upper, index.step)]
+    return f"slice({', '.join(parts)})"
+
+
+def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if syntax.is_atom(value):
+        return [value]
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [e.value for e in value.elements]
+    if isinstance(value, cst.Subscript):
+        return [value.value]
+    if isinstance(value, cst.BinaryOperation):
+        return [value.left, value.right]
+    if isinstance(value, cst.UnaryOperation):
+        return [value.expression]
+    if isinstance(value, cst.Call):
+        return [a.value for a in value.args] + ([value.func.value] if isinstance(value.func, cst.Attribute) and not syntax.dotted_name(value.func) else [])
+    if isinstance(value, cst.Attribute):
+        return [value.value]
+    return []
+
+
+def _assignments_in(statement) -> list[tuple[list[str], cst.BaseExpression]]:
+    from cpsgrad.transforms.activity import assignments
+
+    return assignments([statement])
+
+
+def _block_reads(block: Block | None) -> tuple[set[str], set[str]]:
+    """(names read, continuations jumped to) in a block and its branches."""
+    names: set[str] = set()
+    targets: set[str] = set()
+    if block is None:
+        return names, targets
+    for statement in block.statements:
+        names.update(syntax.variables_read(statement))
+    tail = block.tail
+    if isinstance(tail, Jump):
+        targets.add(tail.target.name)
+    elif isinstance(tail, Return):
+        names.update(syntax.variables_read(tail.value))
+    elif isinstance(tail, Branch):
+        for part in (tail.then, tail.orelse):
+            more_names, more_targets = _block_reads(part)
+            names |= more_names
+            targets |= more_targets
+    return names, targets

@@ -1,0 +1,301 @@
+"""CPS: cut a normalized function into continuations at join points and loops.
+
+Every `if` whose branches both reach the code after it gets a join continuation (reified once,
+called from each branch); every loop becomes a recursive continuation (its head) and the code
+after it an exit continuation; `break`, `continue` and `return` become calls of those and of the
+function's own continuation `k`. A continuation's parameters are the variables live at its entry
+(in first-appearance order), except the function's parameters that are never reassigned, which
+it reads from the enclosing frame. Branches on inactive values that contain no jumps stay inline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.naming import Namer
+from cpsgrad.transforms.normalize import Normalized
+
+# ---- the continuation program ------------------------------------------------------------------
+
+
+@dataclass
+class Jump:
+    """A tail call of a continuation, passing the current values of its parameters."""
+
+    target: Continuation
+
+
+@dataclass
+class Return:
+    value: cst.BaseExpression
+    origin: cst.CSTNode
+
+
+@dataclass
+class Raise:
+    statement: cst.SimpleStatementLine
+
+
+@dataclass
+class Branch:
+    test: cst.BaseExpression
+    then: Block
+    orelse: Block
+    origin: cst.CSTNode
+
+
+@dataclass
+class Block:
+    """Straight-line core statements (and inline ifs), then one tail."""
+
+    statements: list
+    tail: Jump | Return | Raise | Branch
+
+
+@dataclass(eq=False)
+class Continuation:
+    name: str
+    parameters: list[str]
+    body: Block | None = None
+    kind: str = "join"  # "join" | "loop" | "exit" | "function"
+
+
+@dataclass
+class Program:
+    normalized: Normalized
+    function: Continuation
+    continuations: list[Continuation]
+    invariants: list[str]  # parameters never reassigned: read from the enclosing frame
+    active: set[str]
+    order: list[str]  # every local name, in first-appearance order
+    continuation_name: str  # the function's continuation parameter, `k`
+    namer: Namer = field(repr=False, default=None)
+
+
+# ---- liveness ---------------------------------------------------------------------------------
+
+
+def _defined(statement) -> list[str]:
+    return [name for targets, _ in assignments([statement]) for name in targets]
+
+
+class _Liveness:
+    def __init__(self, local_names: set[str]):
+        self.local_names = local_names
+
+    def uses(self, node: cst.CSTNode) -> set[str]:
+        return {n for n in syntax.variables_read(node) if n in self.local_names}
+
+    def block(self, statements: list, after: set[str], exits: tuple[set[str], set[str]] | None) -> set[str]:
+        live = set(after)
+        for statement in reversed(statements):
+            live = self.statement(statement, live, exits)
+        return live
+
+    def statement(self, statement, live: set[str], exits) -> set[str]:
+        if isinstance(statement, cst.If):
+            then = self.block(statement.body.body, live, exits)
+            orelse = self.block(statement.orelse.body.body, live, exits) if statement.orelse else live
+            return self.uses(statement.test) | then | orelse
+        if isinstance(statement, cst.While):
+            head: set[str] = set()
+            while True:
+                new = self.block(statement.body.body, head, (live, head))
+                if new == head:
+                    return head
+                head = new
+        small = statement.body[0]
+        if isinstance(small, cst.Break):
+            return set(exits[0])
+        if isinstance(small, cst.Continue):
+            return set(exits[1])
+        if isinstance(small, (cst.Return, cst.Raise)):
+            return self.uses(small)
+        read = small.value if isinstance(small, (cst.Assign, cst.Expr)) else small
+        return (live - set(_defined(statement))) | self.uses(read)
+
+
+# ---- conversion -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Context:
+    after: Jump | Return
+    after_live: set[str]
+    exits: tuple[set[str], set[str]] | None = None
+    break_to: Jump | Return | None = None
+    continue_to: Jump | None = None
+
+
+def _small(statement):
+    return statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+
+
+def _jumps(statements) -> bool:
+    """Whether a block contains a loop, break, continue or return anywhere."""
+    for statement in statements:
+        if isinstance(statement, cst.While):
+            return True
+        if isinstance(statement, cst.If):
+            if _jumps(statement.body.body) or (statement.orelse and _jumps(statement.orelse.body.body)):
+                return True
+        elif isinstance(_small(statement), (cst.Break, cst.Continue, cst.Return)):
+            return True
+    return False
+
+
+def _falls_through(statements) -> bool:
+    for statement in statements:
+        small = _small(statement)
+        if isinstance(small, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+            return False
+        if isinstance(statement, cst.If) and statement.orelse is not None:
+            if not _falls_through(statement.body.body) and not _falls_through(statement.orelse.body.body):
+                return False
+    return True
+
+
+class _Converter:
+    def __init__(self, normalized: Normalized, active: set[str], namer: Namer):
+        self.normalized = normalized
+        self.active = active
+        self.namer = namer
+        definition = normalized.definition
+        assigned = {n for targets, _ in assignments(definition.body.body) for n in targets}
+        self.order = _first_appearance(normalized.parameters, definition)
+        self.locals = set(self.order)
+        self.invariants = [p for p in normalized.parameters if p not in assigned]
+        self.liveness = _Liveness(self.locals)
+        self.continuations: list[Continuation] = []
+        self.joins = 0
+
+    def parameters(self, live: set[str]) -> list[str]:
+        return [n for n in self.order if n in live and n not in self.invariants]
+
+    def continuation(self, name: str, live: set[str], kind: str) -> Continuation:
+        continuation = Continuation(self.namer.fresh(name), self.parameters(live), kind=kind)
+        self.continuations.append(continuation)
+        return continuation
+
+    def inline(self, statement: cst.If) -> bool:
+        """An if on an inactive test whose branches assign only inactive names and never jump."""
+        if syntax.variables_read(statement.test) and any(n in self.active for n in syntax.variables_read(statement.test)):
+            return False
+        branches = [statement.body.body] + ([statement.orelse.body.body] if statement.orelse else [])
+        for branch in branches:
+            if _jumps(branch):
+                return False
+            for targets, _ in assignments(branch):
+                if any(t in self.active for t in targets):
+                    return False
+        return True
+
+    def block(self, statements: list, context: _Context) -> Block:
+        straight: list = []
+        for position, statement in enumerate(statements):
+            small = _small(statement)
+            if isinstance(small, cst.Break):
+                return Block(straight, context.break_to)
+            if isinstance(small, cst.Continue):
+                return Block(straight, context.continue_to)
+            if isinstance(small, cst.Return):
+                return Block(straight, Return(small.value, statement))
+            if isinstance(small, cst.Raise):
+                return Block(straight, Raise(statement))
+            rest = statements[position + 1:]
+            if isinstance(statement, cst.If) and not self.inline(statement):
+                return Block(straight, self.branch(statement, rest, context))
+            if isinstance(statement, cst.While):
+                return Block(straight, self.loop(statement, rest, context))
+            straight.append(statement)
+        return Block(straight, context.after)
+
+    def branch(self, statement: cst.If, rest: list, context: _Context) -> Branch:
+        then = list(statement.body.body)
+        orelse = list(statement.orelse.body.body) if statement.orelse else []
+        join_live = self.liveness.block(rest, context.after_live, context.exits)
+        inner = context
+        join = None
+        if rest and _falls_through(then) and _falls_through(orelse):
+            self.joins += 1
+            join = self.continuation(f"if_{self.joins}_join", join_live, "join")
+            inner = _Context(Jump(join), set(join.parameters) | set(self.invariants), context.exits, context.break_to, context.continue_to)
+        elif rest:
+            then = then + rest if _falls_through(then) else then
+            orelse = orelse + rest if _falls_through(orelse) else orelse
+        result = Branch(statement.test, self.block(then, inner), self.block(orelse, inner), statement)
+        if join is not None:
+            join.body = self.block(rest, context)
+        return result
+
+    def loop(self, statement: cst.While, rest: list, context: _Context) -> Jump:
+        label = self.normalized.loop_labels[id(statement)]
+        after_live = self.liveness.block(rest, context.after_live, context.exits)
+        head_live = self.liveness.statement(statement, after_live, context.exits)
+        head = self.continuation(label, head_live, "loop")
+        exit_to: Jump | Return = context.after
+        exit_continuation = None
+        if rest:
+            exit_continuation = self.continuation(f"after_{label}", after_live, "exit")
+            exit_to = Jump(exit_continuation)
+        loop_context = _Context(Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head))
+        head.body = self.block(list(statement.body.body), loop_context)
+        if exit_continuation is not None:
+            exit_continuation.body = self.block(rest, context)
+        return Jump(head)
+
+
+def _first_appearance(parameters: list[str], definition: cst.FunctionDef) -> list[str]:
+    order = list(parameters)
+    seen = set(order)
+    for targets, _ in assignments(definition.body.body):
+        for name in targets:
+            if name not in seen:
+                seen.add(name)
+                order.append(name)
+    return order
+
+
+def convert(normalized: Normalized, active: set[str], namer: Namer) -> Program:
+    """Cut `normalized` into continuations."""
+    converter = _Converter(normalized, active, namer)
+    continuation_name = namer.fresh("k")
+    function = Continuation(normalized.definition.name.value, list(normalized.parameters), kind="function")
+    function.body = converter.block(list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set()))
+    return Program(normalized, function, converter.continuations, converter.invariants, active, converter.order, continuation_name, namer)
+
+
+# ---- printing the CPS stage --------------------------------------------------------------------
+
+
+def render(program: Program) -> str:
+    """The CPS program without derivatives: what `cpsgrad show --stage cps` prints."""
+    k = program.continuation_name
+    lines = [f"def {program.function.name}{'__cps'}({', '.join([*program.function.parameters, k])}):"]
+    for continuation in program.continuations:
+        lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
+        _render_block(continuation.body, 2, lines, k)
+    _render_block(program.function.body, 1, lines, k)
+    return "\n".join(lines) + "\n"
+
+
+def _render_block(block: Block, depth: int, lines: list[str], k: str) -> None:
+    pad = "    " * depth
+    for statement in block.statements:
+        for line in syntax.code(statement).rstrip("\n").split("\n"):
+            lines.append(pad + line)
+    tail = block.tail
+    if isinstance(tail, Jump):
+        lines.append(f"{pad}return {tail.target.name}({', '.join(tail.target.parameters)})")
+    elif isinstance(tail, Return):
+        lines.append(f"{pad}return {k}({syntax.code(tail.value)})")
+    elif isinstance(tail, Raise):
+        lines.append(pad + syntax.code(tail.statement).strip())
+    else:
+        lines.append(f"{pad}if {syntax.code(tail.test)}:")
+        _render_block(tail.then, depth + 1, lines, k)
+        lines.append(f"{pad}else:")
+        _render_block(tail.orelse, depth + 1, lines, k)

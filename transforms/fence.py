@@ -1,0 +1,112 @@
+"""The fence: reject, before anything else runs, every construct cpsgrad does not differentiate.
+
+Each rejection names the file, line and column, the construct, and what to write instead.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from cpsgrad.transforms.source import FunctionSource
+
+from cpsgrad.errors import UnsupportedError
+
+_LATER_CLOSURES = "nested functions and lambdas are not supported yet; move it to module level"
+_LATER_COMPREHENSIONS = "comprehensions are not supported yet; write a for loop that appends"
+
+# node type -> (construct name, what to do instead)
+_REJECTED: dict[type, tuple[str, str]] = {
+    cst.Try: ("try statement", "exceptions cannot be differentiated through; check the condition with if instead"),
+    cst.TryStar: ("try/except* statement", "exceptions cannot be differentiated through; check the condition with if instead"),
+    cst.With: ("with statement", "move the context manager outside the differentiated function"),
+    cst.Yield: ("yield", "generators cannot be differentiated; build and return a value instead"),
+    cst.Await: ("await", "coroutines cannot be differentiated; write synchronous code"),
+    cst.Global: ("global statement", "global writes are not differentiable; pass the value as an argument and return the new one"),
+    cst.Nonlocal: ("nonlocal statement", "nonlocal writes are not differentiable; pass the value as an argument and return the new one"),
+    cst.Del: ("del statement", "remove the del; names go out of scope when the function returns"),
+    cst.ClassDef: ("class definition", "define the class at module level"),
+    cst.FunctionDef: ("nested def", _LATER_CLOSURES),
+    cst.Lambda: ("lambda", _LATER_CLOSURES),
+    cst.ListComp: ("list comprehension", _LATER_COMPREHENSIONS),
+    cst.SetComp: ("set comprehension", _LATER_COMPREHENSIONS),
+    cst.DictComp: ("dict comprehension", _LATER_COMPREHENSIONS),
+    cst.GeneratorExp: ("generator expression", _LATER_COMPREHENSIONS),
+    cst.Import: ("import statement", "import at module level"),
+    cst.ImportFrom: ("import statement", "import at module level"),
+    cst.Match: ("match statement", "write it as if/elif"),
+    cst.NamedExpr: ("assignment expression (:=)", "assign on a line of its own"),
+    cst.Dict: ("dict display", "dicts are not differentiable values yet; use separate variables or a tuple"),
+    cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
+    cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
+    cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
+    cst.Ellipsis: ("Ellipsis", "remove the ..."),
+}
+
+
+class Fence(cst.CSTVisitor):
+    """Collects the first unsupported construct of a function body and raises it."""
+
+    def __init__(self, source: FunctionSource):
+        self.source = source
+
+    def reject(self, node: cst.CSTNode, construct: str, advice: str) -> None:
+        raise UnsupportedError(self.source.location(node), construct, advice)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        rejected = _REJECTED.get(type(node))
+        if rejected is not None:
+            self.reject(node, *rejected)
+        return super().on_visit(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        if node.asynchronous is not None:
+            self.reject(node, "async for", "write a plain for loop")
+        self._check_targets(node.target)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.star:
+            self.reject(node, f"call with {node.star}-arguments", "pass the arguments one by one")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._check_targets(target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check_targets(node.target)
+        if isinstance(node.operator, (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign, cst.LeftShiftAssign, cst.RightShiftAssign, cst.MatrixMultiplyAssign)):
+            self.reject(node.operator, "augmented assignment operator", "this operator is not supported on scalars")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._check_targets(node.target)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift, cst.MatrixMultiply)):
+            token = cst.Module([]).code_for_node(node.operator).strip()
+            self.reject(node.operator, f"operator {token}", "bitwise and matrix operators are not supported on scalars")
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.BitInvert):
+            self.reject(node, "operator ~", "bitwise operators are not supported")
+
+    def _check_targets(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.reject(element, "starred assignment target", "unpack into a fixed number of names")
+                self._check_targets(element.value)
+        elif isinstance(target, cst.Subscript):
+            self.reject(target, "assignment into a container element", "in-place writes are not supported yet; build a new tuple or list")
+        elif isinstance(target, cst.Attribute):
+            self.reject(target, "assignment to an attribute", "attribute writes are not supported yet; return the new value instead")
+        elif not isinstance(target, cst.Name):
+            self.reject(target, "assignment target", "assign to a plain name")
+
+
+def check(source: FunctionSource) -> None:
+    """Raise `UnsupportedError` at the first construct of `source` that cpsgrad rejects."""
+    params = source.definition.params
+    if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
+        raise UnsupportedError(source.location(params.star_arg), "*args parameter", "name each parameter")
+    if params.star_kwarg is not None:
+        raise UnsupportedError(source.location(params.star_kwarg), "**kwargs parameter", "name each parameter")
+    for statement in source.definition.body.body:
+        statement.visit(Fence(source))

@@ -1,0 +1,59 @@
+"""All naming conventions of generated code, in one place, deterministic and collision-free.
+
+Generated names never collide with a user's: every name a function mentions is reserved first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+ADJOINT_SUFFIX = "_d"
+CPS_SUFFIX = "__cps"
+CONTINUATION = "k"
+RESULT = "out"
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier mentioned anywhere in `node` (names and attribute names)."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(Collector())
+    return found
+
+
+class Namer:
+    """Hands out fresh names: `base` if free, else `base_1`, `base_2`, ... skipping taken ones."""
+
+    def __init__(self, reserved: Iterable[str] = ()):
+        self.taken: set[str] = set(reserved)
+        self.counters: dict[str, int] = {}
+
+    def reserve(self, name: str) -> str:
+        self.taken.add(name)
+        return name
+
+    def fresh(self, base: str) -> str:
+        """`base` itself if it is free, else the next `base_N` that is."""
+        if base not in self.taken:
+            return self.reserve(base)
+        return self.numbered(base)
+
+    def numbered(self, base: str, separator: str = "_") -> str:
+        """The next `base<separator>N` (N from 1) that is free."""
+        counter = self.counters.get(base, 0)
+        while True:
+            counter += 1
+            name = f"{base}{separator}{counter}"
+            if name not in self.taken:
+                self.counters[base] = counter
+                return self.reserve(name)
+
+    def temporary(self) -> str:
+        """A temporary of the normalized program: t1, t2, ..."""
+        return self.numbered("t", separator="")

@@ -1,0 +1,368 @@
+"""Normalize: desugar a function into cpsgrad's small core language, one operation a statement.
+
+The core (what every later pass handles):
+  name = atom | atom OP atom | OP atom | atom CMP atom | callee(atoms) | atom[index] | (atoms)
+  a, b = name                      (unpacking)
+  callee(atoms)                    (a call for its effect)
+  if atom: ... else: ...           (or `if not atom:`)
+  while True: ...                  (every loop; its condition and `else` become an if + break)
+  break | continue | return atom | raise atom
+where an atom is a name, a constant or a dotted read (`math.pi`). elif, augmented assignment,
+and/or/not, conditional expressions, chained comparisons, `for` loops, tuple assignment and
+assert are rewritten here; temporaries are `t1, t2, ...`, loop state `for_1_items, ...`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+
+import libcst as cst
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.naming import Namer, names_in
+from cpsgrad.transforms.source import FunctionSource
+
+from cpsgrad.errors import UnsupportedError
+
+_AUGMENTED = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+}
+
+
+@dataclass
+class Normalized:
+    """A function in the core language, with the way back to the user's source."""
+
+    source: FunctionSource
+    definition: cst.FunctionDef
+    parameters: list[str]
+    origins: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(core statement) -> user node
+    loop_labels: dict[int, str] = field(default_factory=dict)  # id(core while) -> "while_1", "for_2", ...
+
+    def location(self, statement: cst.CSTNode):
+        return self.source.location(self.origins.get(id(statement)))
+
+
+def normalize(source: FunctionSource) -> Normalized:
+    """Rewrite `source`'s function into the core language."""
+    return _Normalizer(source).run()
+
+
+class _Normalizer:
+    def __init__(self, source: FunctionSource):
+        self.source = source
+        self.namer = Namer(names_in(source.definition))
+        self.origins: dict[int, cst.CSTNode] = {}
+        self.loop_labels: dict[int, str] = {}
+        self.loops = 0
+        self.globals = source.function.__globals__
+
+    def run(self) -> Normalized:
+        definition = self.source.definition
+        params = definition.params
+        parameters = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        body = self.block(definition.body.body)
+        plain_params = cst.Parameters([cst.Param(cst.Name(p)) for p in parameters])
+        normalized = cst.FunctionDef(definition.name, plain_params, syntax.indented(body))
+        return Normalized(self.source, normalized, parameters, self.origins, self.loop_labels)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def emit(self, out: list, statement: cst.BaseStatement, origin: cst.CSTNode) -> None:
+        self.origins[id(statement)] = origin
+        out.append(statement)
+
+    def reject(self, node: cst.CSTNode, construct: str, advice: str):
+        raise UnsupportedError(self.source.location(node), construct, advice)
+
+    def is_builtin(self, node: cst.BaseExpression, builtin: str) -> bool:
+        return (
+            isinstance(node, cst.Name)
+            and node.value == builtin
+            and self.globals.get(builtin, getattr(builtins, builtin)) is getattr(builtins, builtin)
+        )
+
+    # -- statements --------------------------------------------------------------------------
+    def block(self, statements) -> list:
+        out: list = []
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self.small_statement(small, out)
+            elif isinstance(statement, cst.BaseSmallStatement):  # the body of `if c: stmt`
+                self.small_statement(statement, out)
+            else:
+                self.compound_statement(statement, out)
+        return out
+
+    def small_statement(self, node: cst.BaseSmallStatement, out: list) -> None:
+        if isinstance(node, cst.Assign):
+            self.assignment([t.target for t in node.targets], node.value, out, node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assignment([node.target], node.value, out, node)
+        elif isinstance(node, cst.AugAssign):
+            operator = _AUGMENTED[type(node.operator)]()
+            value = cst.BinaryOperation(node.target, operator, node.value)
+            self.assignment([node.target], value, out, node)
+        elif isinstance(node, cst.Expr):
+            if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)) or syntax.is_atom(node.value):
+                return  # docstrings and bare names do nothing
+            value = self.simple(node.value, out)
+            self.emit(out, cst.SimpleStatementLine([cst.Expr(value)]), node)
+        elif isinstance(node, cst.Return):
+            value = cst.Name("None") if node.value is None else self.atom(node.value, out)
+            self.emit(out, cst.SimpleStatementLine([cst.Return(value)]), node)
+        elif isinstance(node, cst.Raise):
+            exception = None if node.exc is None else self.atom(node.exc, out)
+            self.emit(out, cst.SimpleStatementLine([cst.Raise(exception)]), node)
+        elif isinstance(node, cst.Assert):
+            test = self.atom(node.test, out)
+            failure: list = []
+            message = [] if node.msg is None else [cst.Arg(self.atom(node.msg, failure))]
+            raise_line = cst.SimpleStatementLine([cst.Raise(cst.Call(cst.Name("AssertionError"), message))])
+            self.emit(failure, raise_line, node)
+            self.emit(out, syntax.if_statement(syntax.negate(test), failure), node)
+        elif isinstance(node, (cst.Break, cst.Continue)):
+            self.emit(out, cst.SimpleStatementLine([type(node)()]), node)
+        elif isinstance(node, cst.Pass):
+            return
+        else:
+            self.reject(node, type(node).__name__, "this statement is not supported")
+
+    def compound_statement(self, node: cst.BaseCompoundStatement, out: list) -> None:
+        if isinstance(node, cst.If):
+            self.if_statement(node, out)
+        elif isinstance(node, cst.While):
+            self.while_loop(node, out)
+        elif isinstance(node, cst.For):
+            self.for_loop(node, out)
+        else:
+            self.reject(node, type(node).__name__, "this statement is not supported")
+
+    def if_statement(self, node: cst.If, out: list) -> None:
+        test = node.test
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        atom = self.atom(test.expression if negated else test, out)
+        body = self.block(node.body.body)
+        if node.orelse is None:
+            orelse = []
+        elif isinstance(node.orelse, cst.If):  # elif
+            orelse = []
+            self.if_statement(node.orelse, orelse)
+        else:
+            orelse = self.block(node.orelse.body.body)
+        self.emit(out, syntax.if_statement(syntax.negate(atom) if negated else atom, body, orelse), node)
+
+    def loop(self, label: str, body: list, origin: cst.CSTNode, out: list) -> None:
+        loop = cst.While(cst.Name("True"), syntax.indented(body))
+        self.loop_labels[id(loop)] = label
+        self.emit(out, loop, origin)
+
+    def exit_test(self, condition: cst.BaseExpression, orelse, out: list, origin: cst.CSTNode) -> None:
+        """`if not condition: <orelse>; break` at the head of a loop body."""
+        leave = self.block(orelse.body.body) if orelse is not None else []
+        leave.append(cst.SimpleStatementLine([cst.Break()]))
+        self.emit(out, syntax.if_statement(syntax.negate(condition), leave), origin)
+
+    def while_loop(self, node: cst.While, out: list) -> None:
+        self.loops += 1
+        body: list = []
+        if not (isinstance(node.test, cst.Name) and node.test.value == "True"):
+            condition = self.atom(node.test, body)
+            self.exit_test(condition, node.orelse, body, node)
+        body.extend(self.block(node.body.body))
+        self.loop(f"while_{self.loops}", body, node, out)
+
+    def for_loop(self, node: cst.For, out: list) -> None:
+        self.loops += 1
+        label = f"for_{self.loops}"
+        index = self.namer.fresh(f"{label}_index")
+        iterable = node.iter
+        body: list = []
+        head: list = []  # statements binding the loop target from the current index
+        index_atom = cst.Name(index)
+        if isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "zip") and iterable.args and not any(a.keyword for a in iterable.args):
+            sequences = [self.sequence(arg.value, f"{label}_items", out, node) for arg in iterable.args]
+            lengths = [self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(s)]), out, node) for s in sequences]
+            count = lengths[0] if len(lengths) == 1 else self.temporary_value(cst.Call(cst.Name("min"), [cst.Arg(n) for n in lengths]), out, node)
+            items = [self.temporary_value(cst.Subscript(s, [cst.SubscriptElement(cst.Index(index_atom))]), head, node) for s in sequences]
+            self.bind_target(node.target, items, head, node)
+        elif isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "enumerate") and 1 <= len(iterable.args) <= 2:
+            sequence = self.sequence(iterable.args[0].value, f"{label}_items", out, node)
+            count = self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(sequence)]), body, node)
+            position: cst.BaseExpression = index_atom
+            if len(iterable.args) == 2:
+                start = self.atom(iterable.args[1].value, out)
+                position = self.temporary_value(cst.BinaryOperation(index_atom, cst.Add(), start), head, node)
+            item = self.temporary_value(cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))]), head, node)
+            self.bind_target(node.target, [position, item], head, node)
+        else:
+            sequence = self.sequence(iterable, f"{label}_items", out, node)
+            count = self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(sequence)]), body, node)
+            item = cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))])
+            self.assignment([node.target], item, head, node)
+        self.emit(out, syntax.assign(index, cst.Integer("0")), node)
+        more = self.temporary_value(cst.Comparison(index_atom, [cst.ComparisonTarget(cst.LessThan(), count)]), body, node)
+        self.exit_test(more, node.orelse, body, node)
+        body.extend(head)
+        self.emit(body, syntax.assign(index, cst.BinaryOperation(index_atom, cst.Add(), cst.Integer("1"))), node)
+        body.extend(self.block(node.body.body))
+        self.loop(label, body, node, out)
+
+    def sequence(self, iterable: cst.BaseExpression, base: str, out: list, origin: cst.CSTNode) -> cst.Name:
+        """Bind an indexable snapshot of `iterable` (ranges, lists and tuples are kept as they are)."""
+        value = self.simple(iterable, out)
+        items = self.namer.fresh(base)
+        call = cst.Call(cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("as_sequence")), [cst.Arg(value)])
+        indexable = isinstance(iterable, (cst.List, cst.Tuple)) or (isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "range"))
+        self.emit(out, syntax.assign(items, value if indexable else call), origin)
+        return cst.Name(items)
+
+    def bind_target(self, target: cst.BaseExpression, values: list, out: list, origin: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(values):
+            for element, value in zip(target.elements, values, strict=True):
+                self.assignment([element.value], value, out, origin)
+        else:
+            self.assignment([target], cst.Tuple([cst.Element(v) for v in values]), out, origin)
+
+    # -- assignments -------------------------------------------------------------------------
+    def assignment(self, targets: list, value: cst.BaseExpression, out: list, origin: cst.CSTNode) -> None:
+        if len(targets) > 1:  # a = b = value
+            atom = self.atom(value, out)
+            for target in targets:
+                self.assignment([target], atom, out, origin)
+            return
+        target = targets[0]
+        if isinstance(target, cst.Name):
+            self.emit(out, syntax.assign(target.value, self.simple(value, out)), origin)
+            return
+        names = target.elements
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            # parallel assignment: evaluate every right-hand side before binding any name
+            atoms = [self.atom(e.value, out) for e in value.elements]
+            atoms = [self.temporary_value(a, out, origin) if isinstance(a, cst.Name) and _binds(target, a.value) else a for a in atoms]
+            for element, atom in zip(names, atoms, strict=True):
+                self.assignment([element.value], atom, out, origin)
+            return
+        whole = self.atom(value, out)
+        plain: list[str] = []
+        nested: list[tuple[str, cst.BaseExpression]] = []
+        for element in names:
+            if isinstance(element.value, cst.Name):
+                plain.append(element.value.value)
+            else:
+                part = self.namer.temporary()
+                plain.append(part)
+                nested.append((part, element.value))
+        self.emit(out, syntax.unpack(plain, whole), origin)
+        for part, inner in nested:
+            self.assignment([inner], cst.Name(part), out, origin)
+
+    def temporary_value(self, value: cst.BaseExpression, out: list, origin: cst.CSTNode) -> cst.Name:
+        temporary = self.namer.temporary()
+        self.emit(out, syntax.assign(temporary, value), origin)
+        return cst.Name(temporary)
+
+    # -- expressions -------------------------------------------------------------------------
+    def atom(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
+        value = self.simple(node, out)
+        if syntax.is_atom(value):
+            return value
+        return self.temporary_value(value, out, node)
+
+    def simple(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
+        """One operation on atoms computing `node`, its operands flattened into `out`."""
+        if syntax.is_atom(node):
+            return syntax.strip_parentheses(node)
+        if isinstance(node, cst.BinaryOperation):
+            return cst.BinaryOperation(self.atom(node.left, out), type(node.operator)(), self.atom(node.right, out))
+        if isinstance(node, cst.UnaryOperation):
+            return cst.UnaryOperation(type(node.operator)(), self.atom(node.expression, out))
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node, out)
+        if isinstance(node, cst.Comparison):
+            return self.comparison(node, out)
+        if isinstance(node, cst.IfExp):
+            return self.conditional(node, out)
+        if isinstance(node, cst.Call):
+            return self.call(node, out)
+        if isinstance(node, cst.Subscript):
+            value = self.atom(node.value, out)
+            return cst.Subscript(value, [cst.SubscriptElement(self.index(e.slice, out)) for e in node.slice])
+        if isinstance(node, (cst.Tuple, cst.List)):
+            elements = [cst.Element(self.atom(e.value, out)) for e in node.elements]
+            return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
+        if isinstance(node, cst.Attribute):  # attribute of a computed value
+            return cst.Attribute(self.atom(node.value, out), node.attr)
+        self.reject(node, type(node).__name__, "this expression is not supported")
+
+    def index(self, node: cst.BaseSlice, out: list) -> cst.BaseSlice:
+        if isinstance(node, cst.Index):
+            return cst.Index(self.atom(node.value, out))
+        parts = {part: getattr(node, part) for part in ("lower", "upper", "step")}
+        return cst.Slice(**{part: None if value is None else self.atom(value, out) for part, value in parts.items()})
+
+    def call(self, node: cst.Call, out: list) -> cst.Call:
+        callee = node.func
+        if syntax.dotted_name(callee) is None:
+            if isinstance(callee, cst.Attribute):
+                callee = cst.Attribute(self.atom(callee.value, out), callee.attr)
+            else:
+                self.reject(node, "call of a computed function", "call a function by its name")
+        else:
+            callee = syntax.strip_parentheses(callee)
+        arguments = [cst.Arg(self.atom(a.value, out), keyword=a.keyword) for a in node.args]
+        positional = [a for a in arguments if a.keyword is None]
+        if (self.is_builtin(callee, "max") or self.is_builtin(callee, "min")) and len(positional) >= 2 and len(positional) == len(arguments):
+            packed = self.temporary_value(cst.Tuple([cst.Element(a.value) for a in positional]), out, node)
+            arguments = [cst.Arg(packed)]
+        return cst.Call(callee, arguments)
+
+    def boolean(self, node: cst.BooleanOperation, out: list) -> cst.Name:
+        result = self.namer.temporary()
+        self.emit(out, syntax.assign(result, self.simple(node.left, out)), node)
+        right: list = []
+        self.emit(right, syntax.assign(result, self.simple(node.right, right)), node)
+        test = cst.Name(result) if isinstance(node.operator, cst.And) else syntax.negate(cst.Name(result))
+        self.emit(out, syntax.if_statement(test, right), node)
+        return cst.Name(result)
+
+    def comparison(self, node: cst.Comparison, out: list) -> cst.BaseExpression:
+        left = self.atom(node.left, out)
+        if len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            return cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), self.atom(target.comparator, out))])
+        result = self.namer.temporary()
+        self.chained(result, left, list(node.comparisons), out, node)
+        return cst.Name(result)
+
+    def chained(self, result: str, left, comparisons: list, out: list, origin: cst.Comparison) -> None:
+        """`result = left < a`, then, only if it holds, the rest of the chain from `a`."""
+        first, rest = comparisons[0], comparisons[1:]
+        right = self.atom(first.comparator, out)
+        compare = cst.Comparison(left, [cst.ComparisonTarget(type(first.operator)(), right)])
+        self.emit(out, syntax.assign(result, compare), origin)
+        if rest:
+            following: list = []
+            self.chained(result, right, rest, following, origin)
+            self.emit(out, syntax.if_statement(cst.Name(result), following), origin)
+
+    def conditional(self, node: cst.IfExp, out: list) -> cst.Name:
+        result = self.namer.temporary()
+        test = self.atom(node.test, out)
+        body: list = []
+        self.emit(body, syntax.assign(result, self.simple(node.body, body)), node)
+        orelse: list = []
+        self.emit(orelse, syntax.assign(result, self.simple(node.orelse, orelse)), node)
+        self.emit(out, syntax.if_statement(test, body, orelse), node)
+        return cst.Name(result)
+
+
+def _binds(target: cst.BaseExpression, identifier: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == identifier
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, identifier) for e in target.elements)
+    return False

@@ -1,0 +1,106 @@
+"""Run the passes in order (source, fence, normalize, activity, cps, adjoint, emit) and cache the result."""
+
+from __future__ import annotations
+
+import types
+import weakref
+from dataclasses import dataclass
+
+from cpsgrad.transforms import activity, cps, emit, fence, normalize, source, syntax
+from cpsgrad.transforms.adjoint import Generator
+from cpsgrad.transforms.naming import Namer, names_in
+from cpsgrad.transforms.resolve import Resolver
+
+from cpsgrad.errors import ArgumentError
+from cpsgrad.rules.registry import TABLE
+
+STAGES = ("normalize", "cps", "final")
+
+
+@dataclass
+class Transformed:
+    """Everything one transform produced for one function and one choice of arguments."""
+
+    function: types.FunctionType
+    parameters: list[str]
+    differentiated: tuple[str, ...]
+    stages: dict[str, str]
+    program: types.FunctionType  # f__cps(*parameters, k) -> (value, *adjoints of differentiated)
+    code: types.CodeType
+    table_version: int
+
+    def text(self, stage: str = "final") -> str:
+        return self.stages[stage]
+
+
+# function -> {argnums: Transformed}; weak, so a redefined or deleted function frees its program
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def transform(function, argnums: tuple[int, ...]) -> Transformed:
+    """The derivative program of `function` w.r.t. its positional arguments `argnums` (cached
+    per function object, its code object and the rule table's version)."""
+    function = source.unwrap(function)
+    found = cached(function, argnums)
+    if found is not None:
+        return found
+    result = _run(source.read(function), argnums)
+    _CACHE.setdefault(function, {})[argnums] = result
+    return result
+
+
+def cached(function, argnums: tuple[int, ...]) -> Transformed | None:
+    """The cached transform, if the function's code and the rule table are unchanged."""
+    entry = _CACHE.get(function, {}).get(argnums)
+    if entry is not None and entry.code is function.__code__ and entry.table_version == TABLE.version:
+        return entry
+    return None
+
+
+def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
+    fence.check(read)
+    normalized = normalize.normalize(read)
+    positional = _positional_parameters(read.function)
+    for position in argnums:
+        if not -len(positional) <= position < len(positional):
+            raise ArgumentError(
+                f"argnums {position} is out of range: {read.function.__qualname__} has "
+                f"{len(positional)} positional parameters {tuple(positional)}"
+            )
+    differentiated = tuple(positional[p] for p in argnums)
+    local_names = names_in(normalized.definition)
+    resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized))
+    active = activity.active_names(normalized.definition, set(differentiated), resolver)
+    namer = Namer(local_names)
+    program = cps.convert(normalized, active, namer)
+    generator = Generator(program, resolver)
+    body = generator.generate()
+    header = _header(read, differentiated)
+    final = header + body
+    entry = program.function.name + "__cps"
+    filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
+    compiled = emit.compile_program(final, filename, entry, generator.namespace, resolver)
+    stages = {
+        "normalize": syntax.code(normalized.definition),
+        "cps": cps.render(program),
+        "final": final,
+    }
+    return Transformed(read.function, normalized.parameters, differentiated, stages, compiled, read.function.__code__, TABLE.version)
+
+
+def _header(read: source.FunctionSource, differentiated: tuple[str, ...]) -> str:
+    wrt = ", ".join(differentiated) or "nothing"
+    return (
+        f"# cpsgrad: the derivative program of {read.function.__qualname__} "
+        f"({read.filename}:{read.first_line}), with respect to {wrt}.\n"
+        "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
+    )
+
+
+def _positional_parameters(function: types.FunctionType) -> list[str]:
+    code = function.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _assigned(normalized: normalize.Normalized) -> set[str]:
+    return {name for targets, _ in activity.assignments(normalized.definition.body.body) for name in targets}

@@ -1,0 +1,47 @@
+"""Resolve the callee of a core call to the Python object it names when the transform runs."""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+import libcst as cst
+from cpsgrad.transforms import syntax
+
+_MISSING = object()
+
+
+class Resolver:
+    """Looks dotted names up the way the user's function would: closure, globals, builtins."""
+
+    def __init__(self, function: types.FunctionType, local_names: set[str]):
+        self.function = function
+        self.local_names = local_names
+        code = function.__code__
+        cells = function.__closure__ or ()
+        self.closure = dict(zip(code.co_freevars, cells, strict=True))
+
+    def lookup(self, identifier: str):
+        if identifier in self.local_names:
+            return _MISSING
+        if identifier in self.closure:
+            try:
+                return self.closure[identifier].cell_contents
+            except ValueError:
+                return _MISSING
+        if identifier in self.function.__globals__:
+            return self.function.__globals__[identifier]
+        return getattr(builtins, identifier, _MISSING)
+
+    def resolve(self, callee: cst.BaseExpression):
+        """The object a dotted callee names, or None when it is a local value or not found."""
+        dotted = syntax.dotted_name(callee)
+        if dotted is None:
+            return None
+        first, *rest = dotted.split(".")
+        value = self.lookup(first)
+        for attribute in rest:
+            if value is _MISSING:
+                break
+            value = getattr(value, attribute, _MISSING)
+        return None if value is _MISSING else value

@@ -1,0 +1,134 @@
+"""Find, read and parse the source of a user's function, and map CST nodes back to file positions."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from cpsgrad.errors import SourceError, SourceLocation, UnsupportedError
+
+
+@dataclass
+class FunctionSource:
+    """A user's function with its parsed definition and the way back to file positions."""
+
+    function: types.FunctionType
+    filename: str
+    first_line: int
+    indent: int
+    definition: cst.FunctionDef
+    positions: Mapping[cst.CSTNode, CodeRange] = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name.value
+
+    def location(self, node: cst.CSTNode | None) -> SourceLocation | None:
+        """The file position of a node of `definition` (None for nodes made by a pass)."""
+        if node is None or node not in self.positions:
+            return None
+        start = self.positions[node].start
+        return SourceLocation(self.filename, self.first_line + start.line - 1, start.column + self.indent + 1)
+
+    def definition_location(self) -> SourceLocation:
+        return SourceLocation(self.filename, self.first_line, self.indent + 1)
+
+
+def unwrap(function: Callable) -> types.FunctionType:
+    """The plain Python function behind `function` (a bound method's function, a staticmethod's)."""
+    if isinstance(function, (staticmethod, classmethod)):
+        function = function.__func__
+    if isinstance(function, types.MethodType):
+        raise SourceError(
+            f"{function.__qualname__} is a bound method; differentiate the function "
+            f"{function.__func__.__qualname__} and pass the instance as an argument"
+        )
+    if not isinstance(function, types.FunctionType):
+        kind = type(function).__name__
+        raise SourceError(
+            f"{getattr(function, '__qualname__', function)!r} is a {kind}, not a Python function "
+            "written in source, so cpsgrad cannot read it; declare its derivative with "
+            "@cpsgrad.rule instead"
+        )
+    return function
+
+
+def read(function: Callable) -> FunctionSource:
+    """Read and parse the source of `function` (a `def`, or the only lambda on its lines)."""
+    function = unwrap(function)
+    try:
+        lines, first_line = inspect.getsourcelines(function)
+        filename = inspect.getsourcefile(function) or function.__code__.co_filename
+    except (OSError, TypeError) as error:
+        raise SourceError(
+            f"cannot read the source of {function.__qualname__} "
+            f"(defined in {function.__code__.co_filename}): {error}. cpsgrad transforms source "
+            "code, so the function must be defined in a file, not typed at an interactive prompt "
+            "or built with exec"
+        ) from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = _common_indent(text, dedented)
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(dedented), unsafe_skip_copy=True)
+    except cst.ParserSyntaxError as error:
+        if function.__name__ == "<lambda>":
+            raise SourceError(
+                f"{filename}:{first_line}: the lambda's source lines do not parse on their own "
+                f"({error.message}); write it as a def, or keep the lambda on one complete line"
+            ) from None
+        raise SourceError(f"{filename}:{first_line}: cannot parse the source: {error}") from None
+    positions = wrapper.resolve(PositionProvider)
+    module = wrapper.module
+    if function.__name__ == "<lambda>":
+        definition = _lambda_definition(function, module, filename, first_line)
+    else:
+        definition = _function_definition(function, module, filename, first_line)
+    return FunctionSource(function, filename, first_line, indent, definition, positions)
+
+
+def _common_indent(original: str, dedented: str) -> int:
+    for before, after in zip(original.splitlines(), dedented.splitlines(), strict=False):
+        if after.strip():
+            return len(before) - len(after)
+    return 0
+
+
+def _function_definition(function, module: cst.Module, filename: str, first_line: int) -> cst.FunctionDef:
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == function.__name__:
+            if statement.asynchronous is not None:
+                raise UnsupportedError(
+                    SourceLocation(filename, first_line, 1),
+                    "async def",
+                    "coroutines cannot be differentiated; write a plain def",
+                )
+            return statement
+    raise SourceError(f"{filename}:{first_line}: no definition of {function.__name__} found in its source")
+
+
+def _lambda_definition(function, module: cst.Module, filename: str, first_line: int) -> cst.FunctionDef:
+    parameters = function.__code__.co_varnames[: function.__code__.co_argcount]
+    found: list[cst.Lambda] = []
+
+    class LambdaFinder(cst.CSTVisitor):
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            names = tuple(param.name.value for param in node.params.params)
+            if names == parameters:
+                found.append(node)
+
+    module.visit(LambdaFinder())
+    if len(found) != 1:
+        raise SourceError(
+            f"{filename}:{first_line}: {len(found)} lambdas with parameters {parameters} on these "
+            "lines; cpsgrad cannot tell which one to transform. Write the function as a def"
+        )
+    lam = found[0]
+    body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(lam.body)])])
+    return cst.FunctionDef(cst.Name("lambda_"), lam.params, body)

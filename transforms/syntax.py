@@ -1,0 +1,94 @@
+"""Small constructors and predicates over libcst nodes shared by the passes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+_EMPTY_MODULE = cst.Module([])
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of a node."""
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+def name(identifier: str) -> cst.Name:
+    return cst.Name(identifier)
+
+
+def assign(target: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(target))], value)])
+
+
+def unpack(targets: Sequence[str], value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    elements = [cst.Element(cst.Name(target)) for target in targets]
+    tuple_target = cst.Tuple(elements, lpar=[], rpar=[])
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(tuple_target)], value)])
+
+
+def indented(statements: Sequence[cst.BaseStatement]) -> cst.IndentedBlock:
+    if not statements:
+        statements = [cst.SimpleStatementLine([cst.Pass()])]
+    return cst.IndentedBlock(list(statements))
+
+
+def if_statement(test: cst.BaseExpression, body: Sequence[cst.BaseStatement], orelse: Sequence[cst.BaseStatement] = ()) -> cst.If:
+    return cst.If(test, indented(body), cst.Else(indented(orelse)) if orelse else None)
+
+
+def negate(atom: cst.BaseExpression) -> cst.UnaryOperation:
+    return cst.UnaryOperation(cst.Not(), atom)
+
+
+def strip_parentheses(node: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(node, "lpar", None):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of attribute reads on a name, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+def is_constant(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary))
+    return False
+
+
+def is_atom(node: cst.BaseExpression) -> bool:
+    """Names, constants and dotted reads (`math.pi`, `self.scale`): operands of the core language."""
+    return is_constant(node) or dotted_name(node) is not None
+
+
+def variables_read(node: cst.CSTNode) -> list[str]:
+    """Names read as variables in `node`, in order (attribute names and keywords excluded)."""
+    found: list[str] = []
+
+    class Reader(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value not in ("True", "False", "None"):
+                found.append(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(Reader())
+    return found
