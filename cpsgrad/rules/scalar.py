@@ -3,7 +3,8 @@
 Kinks follow JAX: abs'(0) = 1; a tie in max or min splits the adjoint equally.
 """
 
-# ruff: noqa: F841  (templates assign adjoints the transform reads; see cpsgrad.rules.registry)
+# Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
+# ruff: noqa: F821, F841
 import builtins
 import math
 import operator

@@ -33,7 +33,7 @@ DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-7
 """Absolute tolerance of `check_grad`, for derivatives near zero."""
 
-RELATIVE_STEP = 1e-3
+RELATIVE_STEP = 1e-4
 """The default step is RELATIVE_STEP * max(|x|, MIN_STEP_SCALE), rounded down to a power of two."""
 
 MIN_STEP_SCALE = 1.0
@@ -86,7 +86,7 @@ def check_grad(
     A derivative passes when |analytic - numeric| <= atol + rtol * |numeric| + noise, where
     noise bounds the rounding error of the finite differences (about 1e-12 * max|f| / step,
     negligible for well-scaled functions). Defaults: rtol=1e-5, atol=1e-7, and a step per
-    argument of 1e-3 * max(|x|, 1); `step` overrides it for every argument (make it smaller
+    argument of 1e-4 * max(|x|, 1); `step` overrides it for every argument (make it smaller
     for functions that vary on a finer scale, such as sin(100 * x)). Steps are rounded down
     to a power of two so that the probe points x +- step/2**k are exact.
 
