@@ -26,6 +26,8 @@ def _argnums(argnums) -> tuple[int, ...]:
 
 def _reset(value):
     """The outermost continuation: check the result is a scalar and seed its adjoint with 1."""
+    if type(value) is float:
+        return value, 1.0
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise NonScalarOutputError(
             f"grad needs a function returning a real scalar, but it returned {type(value).__name__} "
@@ -35,6 +37,8 @@ def _reset(value):
 
 
 def _check_differentiable(name: str, value) -> None:
+    if type(value) is float:
+        return
     if isinstance(value, (bool, numbers.Integral)) or not isinstance(value, numbers.Real):
         kind = type(value).__name__
         advice = f"pass {name}=float({value!r})" if isinstance(value, numbers.Integral) else "pass a float"
@@ -56,7 +60,7 @@ def _run(function, argnums: tuple[int, ...], args, kwargs):
         values = [bound.arguments[p] for p in parameters]
     else:
         values = list(args)
-    differentiated = [parameters.index(name) for name in transformed.differentiated]
+    differentiated = transformed.positions
     for position in differentiated:
         _check_differentiable(parameters[position], values[position])
     limit = sys.getrecursionlimit()

@@ -471,8 +471,8 @@ class Generator:
                     continue
                 value = rule.globals[name]
                 alias = name
-                user_value = self.resolver.lookup(name)
-                if (user_value is not None and user_value is not value and name in self.namer.taken) or self.namespace.get(name, value) is not value:
+                shadowed = name in self.namer.taken and self.resolver.lookup(name) is not value
+                if shadowed or self.namespace.get(name, value) is not value:
                     alias = f"{name}__rule"
                     aliases[name] = cst.Name(alias)
                 self.namespace[alias] = value

@@ -1,39 +1,35 @@
-"""Emit: compile the generated derivative program in a namespace that reads the user's names live."""
+"""Emit: compile the generated derivative program so that it reads the user's names live.
+
+The program is wrapped in `<name>__program(<helpers>, <the function's free variables>)`. The
+derivative function it defines is rebuilt with the user's own globals dict (so a rebound module
+constant is seen, at a plain dict's speed) and with closure cells: new cells holding the rule
+helpers, and the user function's own cells for its free variables (so they too are read live).
+"""
 
 from __future__ import annotations
 
-import builtins
 import linecache
 import types
 
-from cpsgrad.transforms.resolve import Resolver
-
 from cpsgrad import runtime
 
-
-class GeneratedNamespace(dict):
-    """Globals of a generated program: its own helpers, then the user's closure cells and
-    globals, read at each access (so a rebound module constant is seen), then builtins."""
-
-    def __init__(self, own: dict, resolver: Resolver):
-        super().__init__(own)
-        self["__builtins__"] = builtins.__dict__
-        self._resolver = resolver
-
-    def __missing__(self, name: str):
-        resolver = self._resolver
-        if name in resolver.closure:
-            try:
-                return resolver.closure[name].cell_contents
-            except ValueError:
-                raise KeyError(name) from None
-        return resolver.function.__globals__[name]
+RUNTIME_NAME = "cpsgrad_runtime"
 
 
-def compile_program(text: str, filename: str, entry: str, own: dict, resolver: Resolver) -> types.FunctionType:
-    """Compile `text` (shown by `cpsgrad show` exactly) and return its function `entry`."""
+def wrapper_parameters(function: types.FunctionType, helpers: dict) -> list[str]:
+    return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME), *function.__code__.co_freevars]
+
+
+def compile_program(text: str, filename: str, wrapper: str, entry: str, function: types.FunctionType, helpers: dict) -> types.FunctionType:
+    """Compile `text` (exactly what `cpsgrad show` prints) and return its function `entry`."""
     lines = text.splitlines(keepends=True)
     linecache.cache[filename] = (len(text), None, lines, filename)
-    namespace = GeneratedNamespace({"cpsgrad_runtime": runtime, **own}, resolver)
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - the program cpsgrad generated
-    return namespace[entry]
+    scratch: dict = {}
+    exec(compile(text, filename, "exec"), scratch)  # noqa: S102 - the program cpsgrad generated
+    names = wrapper_parameters(function, helpers)
+    template = scratch[wrapper](*([None] * len(names)))
+    code = template.__code__
+    own = {RUNTIME_NAME: runtime, **helpers}
+    user_cells = dict(zip(function.__code__.co_freevars, function.__closure__ or (), strict=True))
+    cells = tuple(user_cells[n] if n in user_cells else types.CellType(own[n]) for n in code.co_freevars)
+    return types.FunctionType(code, function.__globals__, entry, None, cells)

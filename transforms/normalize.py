@@ -58,6 +58,7 @@ class _Normalizer:
         self.loop_labels: dict[int, str] = {}
         self.loops = 0
         self.globals = source.function.__globals__
+        self.reassigned = _assigned_names(source.definition)
 
     def run(self) -> Normalized:
         definition = self.source.definition
@@ -183,6 +184,10 @@ class _Normalizer:
         body: list = []
         head: list = []  # statements binding the loop target from the current index
         index_atom = cst.Name(index)
+        step = self.range_step(iterable)
+        if step is not None:
+            self.range_loop(node, label, step, out)
+            return
         if isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "zip") and iterable.args and not any(a.keyword for a in iterable.args):
             sequences = [self.sequence(arg.value, f"{label}_items", out, node) for arg in iterable.args]
             lengths = [self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(s)]), out, node) for s in sequences]
@@ -208,6 +213,40 @@ class _Normalizer:
         self.exit_test(more, node.orelse, body, node)
         body.extend(head)
         self.emit(body, syntax.assign(index, cst.BinaryOperation(index_atom, cst.Add(), cst.Integer("1"))), node)
+        body.extend(self.block(node.body.body))
+        self.loop(label, body, node, out)
+
+    def range_step(self, iterable: cst.BaseExpression) -> int | None:
+        """The sign of a `range(...)` call's constant step (1 when omitted), else None."""
+        if not (isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "range")):
+            return None
+        arguments = iterable.args
+        if not 1 <= len(arguments) <= 3 or any(a.keyword for a in arguments):
+            return None
+        if len(arguments) < 3:
+            return 1
+        step = arguments[2].value
+        negative = isinstance(step, cst.UnaryOperation) and isinstance(step.operator, cst.Minus)
+        literal = step.expression if negative else step
+        if not isinstance(literal, cst.Integer) or int(literal.value, 0) == 0:
+            return None
+        return -1 if negative else 1
+
+    def range_loop(self, node: cst.For, label: str, sign: int, out: list) -> None:
+        """`for i in range(...)` with a constant step: count with an int, no indexing."""
+        atoms = [self.atom(a.value, out) for a in node.iter.args]
+        start, stop, step = (cst.Integer("0"), atoms[0], cst.Integer("1")) if len(atoms) == 1 else (atoms[0], atoms[1], atoms[2] if len(atoms) == 3 else cst.Integer("1"))
+        self.emit(out, cst.SimpleStatementLine([cst.Expr(cst.Call(cst.Name("range"), [cst.Arg(a) for a in atoms]))]), node)
+        if isinstance(stop, cst.Name) and stop.value in self.reassigned:  # range() saw its value once
+            stop = self.temporary_value(stop, out, node)
+        following = self.namer.fresh(f"{label}_next")
+        self.emit(out, syntax.assign(following, start), node)
+        body: list = []
+        operator = cst.LessThan() if sign > 0 else cst.GreaterThan()
+        more = self.temporary_value(cst.Comparison(cst.Name(following), [cst.ComparisonTarget(operator, stop)]), body, node)
+        self.exit_test(more, node.orelse, body, node)
+        self.assignment([node.target], cst.Name(following), body, node)
+        self.emit(body, syntax.assign(following, cst.BinaryOperation(cst.Name(following), cst.Add(), step)), node)
         body.extend(self.block(node.body.body))
         self.loop(label, body, node, out)
 
@@ -366,3 +405,24 @@ def _binds(target: cst.BaseExpression, identifier: str) -> bool:
     if isinstance(target, (cst.Tuple, cst.List)):
         return any(_binds(e.value, identifier) for e in target.elements)
     return False
+
+
+def _assigned_names(definition: cst.FunctionDef) -> set[str]:
+    """Names bound anywhere in a function body (assignments and loop targets)."""
+    found: set[str] = set()
+
+    class Binder(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            found.update(names_in(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            found.update(names_in(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            found.update(names_in(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            found.update(names_in(node.target))
+
+    definition.body.visit(Binder())
+    return found

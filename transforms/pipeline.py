@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 
 from cpsgrad.transforms import activity, cps, emit, fence, normalize, source, syntax
 from cpsgrad.transforms.adjoint import Generator
@@ -28,6 +29,11 @@ class Transformed:
     program: types.FunctionType  # f__cps(*parameters, k) -> (value, *adjoints of differentiated)
     code: types.CodeType
     table_version: int
+
+    @cached_property
+    def positions(self) -> tuple[int, ...]:
+        """Where the differentiated parameters are in `parameters`."""
+        return tuple(self.parameters.index(name) for name in self.differentiated)
 
     def text(self, stage: str = "final") -> str:
         return self.stages[stage]
@@ -75,11 +81,18 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
     program = cps.convert(normalized, active, namer)
     generator = Generator(program, resolver)
     body = generator.generate()
-    header = _header(read, differentiated)
-    final = header + body
     entry = program.function.name + "__cps"
+    wrapper = program.function.name + "__program"
+    parameters = emit.wrapper_parameters(read.function, generator.namespace)
+    indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
+    final = (
+        _header(read, differentiated)
+        + f"def {wrapper}({', '.join(parameters)}):\n"
+        + indented
+        + f"    return {entry}\n"
+    )
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
-    compiled = emit.compile_program(final, filename, entry, generator.namespace, resolver)
+    compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace)
     stages = {
         "normalize": syntax.code(normalized.definition),
         "cps": cps.render(program),
@@ -94,6 +107,7 @@ def _header(read: source.FunctionSource, differentiated: tuple[str, ...]) -> str
         f"# cpsgrad: the derivative program of {read.function.__qualname__} "
         f"({read.filename}:{read.first_line}), with respect to {wrt}.\n"
         "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
+        "# The wrapper's parameters are the rules' helpers and the function's free variables.\n"
     )
 
 

@@ -192,8 +192,10 @@ def _same(a: Any, b: Any) -> bool:
     """Equality where NaN equals NaN."""
     if a == b:
         return True
-    return isinstance(a, numbers.Real) and isinstance(b, numbers.Real) and (
-        math.isnan(a) and math.isnan(b)
+    return (
+        isinstance(a, numbers.Real)
+        and isinstance(b, numbers.Real)
+        and (math.isnan(a) and math.isnan(b))
     )
 
 
@@ -261,7 +263,9 @@ def _estimate(
 ) -> _Estimate:
     """Estimate d f / d args[position]; raise _Skip where finite differences are unreliable."""
     x = args[position]
-    h = _power_of_two_below(step if step is not None else RELATIVE_STEP * max(abs(x), MIN_STEP_SCALE))
+    h = _power_of_two_below(
+        step if step is not None else RELATIVE_STEP * max(abs(x), MIN_STEP_SCALE)
+    )
     name = _parameter_names(f, len(args))[position]
     points: dict[float, float] = {}
     values: dict[float, float] = {}
@@ -343,11 +347,7 @@ def _parameter_names(f: Callable[..., Any], count: int) -> list[str]:
         parameters = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         parameters = []
-    names = [
-        p.name
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return [names[i] if i < len(names) else f"arg{i}" for i in range(count)]
 
 
