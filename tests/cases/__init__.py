@@ -1,0 +1,1 @@
+"""Functions the tests transform; they live in files because cpsgrad reads source."""

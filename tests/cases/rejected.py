@@ -1,0 +1,139 @@
+"""One function per construct the fence rejects; REJECTED maps each to (construct, line offset)."""
+
+import math
+
+
+def uses_try(x):
+    try:
+        return x * 2
+    except ValueError:
+        return x
+
+
+def uses_with(x):
+    with open("f") as handle:
+        return x + len(handle.read())
+
+
+def uses_yield(x):
+    yield x
+
+
+def uses_global(x):
+    global COUNTER
+    COUNTER = x
+    return x
+
+
+def uses_nonlocal(x):
+    def inner():
+        nonlocal x
+    return x
+
+
+def uses_del(x):
+    y = x
+    del y
+    return x
+
+
+def uses_nested_def(x):
+    def helper(y):
+        return y * 2
+    return helper(x)
+
+
+def uses_lambda(x):
+    double = lambda y: y * 2  # noqa: E731
+    return double(x)
+
+
+def uses_list_comprehension(x):
+    return sum([x * i for i in range(3)])
+
+
+def uses_generator(x):
+    return sum(x * i for i in range(3))
+
+
+def uses_import(x):
+    import os  # noqa: F401
+    return x
+
+
+def uses_walrus(x):
+    if (y := x * 2) > 1:
+        return y
+    return x
+
+
+def uses_dict(x):
+    table = {"a": x}
+    return table["a"]
+
+
+def uses_item_assignment(x):
+    values = [x, x]
+    values[0] = 2.0
+    return values[0]
+
+
+def uses_attribute_assignment(x):
+    math.tau = x
+    return x
+
+
+def uses_starred(x):
+    a, *rest = (x, x, x)
+    return a
+
+
+def uses_star_args(*xs):
+    return xs[0]
+
+
+def uses_class(x):
+    class Local:
+        pass
+    return x
+
+
+def uses_match(x):
+    match x:
+        case 1.0:
+            return x
+    return x
+
+
+def uses_bitwise(x):
+    return int(x) & 1
+
+
+async def uses_async(x):
+    return x
+
+
+# function name -> (construct named in the message, line of the construct relative to the def)
+REJECTED = {
+    "uses_try": ("try statement", 1),
+    "uses_with": ("with statement", 1),
+    "uses_yield": ("yield", 1),
+    "uses_global": ("global statement", 1),
+    "uses_nonlocal": ("nested def", 1),
+    "uses_del": ("del statement", 2),
+    "uses_nested_def": ("nested def", 1),
+    "uses_lambda": ("lambda", 1),
+    "uses_list_comprehension": ("list comprehension", 1),
+    "uses_generator": ("generator expression", 1),
+    "uses_import": ("import statement", 1),
+    "uses_walrus": ("assignment expression (:=)", 1),
+    "uses_dict": ("dict display", 1),
+    "uses_item_assignment": ("assignment into a container element", 2),
+    "uses_attribute_assignment": ("assignment to an attribute", 1),
+    "uses_starred": ("starred assignment target", 1),
+    "uses_star_args": ("*args parameter", 0),
+    "uses_class": ("class definition", 1),
+    "uses_match": ("match statement", 1),
+    "uses_bitwise": ("operator &", 1),
+    "uses_async": ("async def", 0),
+}

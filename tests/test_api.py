@@ -1,0 +1,176 @@
+"""grad, value_and_grad, show, rule: arguments, errors, caching and live reads of names."""
+
+import math
+
+import pytest
+
+import cpsgrad
+from cpsgrad import api
+from cpsgrad.transforms import pipeline
+from tests.cases import api_functions as cases
+
+
+def test_int_argnums_gives_one_gradient_and_tuple_gives_tuple():
+    assert cpsgrad.grad(cases.polynomial)(2.0, 5.0) == 20.0
+    assert cpsgrad.grad(cases.polynomial, argnums=1)(2.0, 5.0) == 7.0
+    assert cpsgrad.grad(cases.polynomial, argnums=(0, 1))(2.0, 5.0) == (20.0, 7.0)
+    assert cpsgrad.grad(cases.polynomial, argnums=(1,))(2.0, 5.0) == (7.0,)
+
+
+def test_value_and_grad_returns_the_original_value():
+    value, gradient = cpsgrad.value_and_grad(cases.polynomial, argnums=(0, 1))(2.0, 5.0)
+    assert value == cases.polynomial(2.0, 5.0)
+    assert gradient == (20.0, 7.0)
+
+
+def test_decorator_forms():
+    decorated = cpsgrad.grad(argnums=1)(cases.polynomial)
+    assert decorated(2.0, 5.0) == 7.0
+    assert cpsgrad.value_and_grad(argnums=0)(cases.scaled)(1.0) == (3.0, 3.0)
+
+
+def test_keyword_arguments_and_defaults_pass_through():
+    assert cpsgrad.grad(cases.keyword_only)(3.0, power=3) == 27.0
+    assert cpsgrad.grad(cases.with_default)(3.0) == 2.0
+    assert cpsgrad.grad(cases.with_default)(3.0, scale=5.0) == 5.0
+
+
+def test_float_argument_gets_float_gradient_even_when_constant():
+    gradient = cpsgrad.grad(cases.calls_helper_inactively)(2.0, 3)
+    assert type(gradient) is float and gradient == 6.0
+
+
+def test_methods_and_static_methods():
+    model = cases.Model(2.0)
+    assert cpsgrad.grad(cases.Model.energy, argnums=1)(model, 3.0) == 12.0
+    assert cpsgrad.grad(cases.Model.static_energy)(3.0) == 3.0
+    with pytest.raises(cpsgrad.SourceError, match="bound method"):
+        cpsgrad.grad(model.energy)
+
+
+def test_integer_argument_is_refused():
+    with pytest.raises(cpsgrad.ArgumentError, match="int 2, not a float"):
+        cpsgrad.grad(cases.scaled)(2)
+    with pytest.raises(cpsgrad.ArgumentError):
+        cpsgrad.grad(cases.scaled)(True)
+
+
+@pytest.mark.parametrize("argnums", [5, -3, (), "0", (0, "1"), True])
+def test_bad_argnums_are_refused(argnums):
+    with pytest.raises(cpsgrad.ArgumentError):
+        cpsgrad.grad(cases.polynomial, argnums=argnums)(1.0, 2.0)
+
+
+@pytest.mark.parametrize("function", [cases.returns_tuple, cases.returns_none])
+def test_non_scalar_output_is_refused(function):
+    with pytest.raises(cpsgrad.NonScalarOutputError, match="real scalar"):
+        cpsgrad.grad(function)(1.0)
+
+
+def test_grad_of_grad_is_refused():
+    with pytest.raises(cpsgrad.CpsgradError, match="higher-order"):
+        cpsgrad.grad(cpsgrad.grad(cases.scaled))
+
+
+def test_builtins_and_missing_source_are_explained():
+    with pytest.raises(cpsgrad.SourceError, match="not a Python function"):
+        cpsgrad.grad(math.sin)
+    namespace = {}
+    exec("def typed(x):\n    return x\n", namespace)
+    with pytest.raises(cpsgrad.SourceError, match="cannot read the source"):
+        cpsgrad.grad(namespace["typed"])(1.0)
+
+
+def test_call_of_user_function_with_differentiable_argument_is_rejected_clearly():
+    with pytest.raises(cpsgrad.NoRuleError, match="helper is a Python function") as raised:
+        cpsgrad.grad(cases.calls_helper)(1.0)
+    assert raised.value.location.filename.endswith("api_functions.py")
+
+
+def test_call_of_user_function_on_inactive_values_runs_as_is():
+    assert cpsgrad.grad(cases.calls_helper_inactively)(2.0, 3) == 6.0
+
+
+def test_call_without_rule_names_it_and_says_how_to_add_one():
+    with pytest.raises(cpsgrad.NoRuleError, match=r"no derivative rule for math\.frexp.*cpsgrad\.rule"):
+        cpsgrad.grad(cases.calls_without_rule)(1.0)
+
+
+def test_user_rule_is_used_and_the_cache_is_invalidated():
+    with pytest.raises(cpsgrad.NoRuleError):
+        cpsgrad.grad(cases.uses_softclip)(0.5)
+
+    def softclip_rule(x):
+        y = cases.softclip(x)
+        y_d = yield y
+        x_d += y_d * (1.0 - y * y)  # noqa: F821, F841
+
+    rule = cpsgrad.rule(cases.softclip)(softclip_rule)
+    try:
+        gradient = cpsgrad.grad(cases.uses_softclip)(0.5)
+        assert gradient == pytest.approx(2.0 * (1.0 - math.tanh(0.5) ** 2), rel=1e-12)
+        assert "x_d = t1_d * (1.0 - t1 * t1)" in cpsgrad.show(cases.uses_softclip)
+    finally:
+        from cpsgrad.rules.registry import TABLE
+
+        TABLE.remove(TABLE.rules_for(cases.softclip)[0])
+    assert rule is softclip_rule
+
+
+def test_transform_is_cached_per_function():
+    first = pipeline.transform(cases.sine, (0,))
+    assert pipeline.transform(cases.sine, (0,)) is first
+    assert pipeline.transform(cases.sine, (0,)) is not pipeline.transform(cases.polynomial, (0,))
+
+
+def test_module_globals_are_read_live():
+    assert cpsgrad.grad(cases.scaled)(1.0) == 3.0
+    cases.SCALE = 5.0
+    try:
+        assert cpsgrad.grad(cases.scaled)(1.0) == 5.0
+    finally:
+        cases.SCALE = 3.0
+
+
+def test_closure_cells_are_read_live_and_not_shared_between_closures():
+    factor = [2.0]
+    closed = cases.make_closure(factor)
+    other = cases.make_closure([7.0])
+    assert cpsgrad.grad(closed)(1.0) == 2.0
+    assert cpsgrad.grad(other)(1.0) == 7.0
+    factor[0] = 4.0
+    assert cpsgrad.grad(closed)(1.0) == 4.0
+
+
+def test_variable_bound_on_one_path_only():
+    assert cpsgrad.value_and_grad(cases.unbound_on_one_path)(1.5, True) == (7.5, 8.0)
+    assert cpsgrad.value_and_grad(cases.unbound_on_one_path)(1.5, False) == (2.5, 1.0)
+
+
+def test_loop_of_100000_iterations():
+    n = 100_000
+    value, gradient = cpsgrad.value_and_grad(cases.loop)(0.5, n)
+    assert value == cases.loop(0.5, n)
+    a, derivative = 0.5, 1.0
+    for _ in range(n):
+        derivative *= 0.99 + 0.02 * a
+        a = 0.99 * a + 0.01 * a * a
+    assert gradient == pytest.approx(derivative, rel=1e-12)
+
+
+def test_past_the_depth_limit_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(api, "max_depth", 2_000)
+    with pytest.raises(cpsgrad.DepthLimitError, match="max_depth"):
+        cpsgrad.grad(cases.loop)(0.5, 5_000)
+    assert cpsgrad.grad(cases.loop)(0.5, 100) == pytest.approx(cpsgrad.grad(cases.loop)(0.5, 100))
+
+
+def test_show_stages():
+    normalized = cpsgrad.show(cases.loop, stage="normalize")
+    assert "while True:" in normalized and "for_1_next" in normalized
+    assert "def for_1(a, for_1_next):" in cpsgrad.show(cases.loop, stage="cps")
+    final = cpsgrad.show(cases.loop)
+    assert final == pipeline.transform(cases.loop, (0,)).text("final")
+    compile(final, "<show>", "exec")
+    with pytest.raises(ValueError, match="stage"):
+        cpsgrad.show(cases.loop, stage="nope")
