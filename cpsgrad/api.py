@@ -144,4 +144,4 @@ def show(function: Callable, stage: str = "final", argnums: int | tuple[int, ...
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
     function = getattr(function, "__wrapped__", function)
-    return pipeline.transform(function, _argnums(argnums)).text(stage)
+    return pipeline.stage_text(function, _argnums(argnums), stage)

@@ -72,6 +72,15 @@ def split_ties(values: Sequence, chosen, adjoint) -> SequenceAdjoint:
     return SequenceAdjoint([share if tie else 0.0 for tie in ties])
 
 
+def power_slope(base, exponent):
+    """d(b**e)/db = e * b**(e-1); 0 where e == 0, and +-inf at b == 0 for e < 1 (as JAX)."""
+    if exponent == 0:
+        return 0.0
+    if base == 0 and exponent < 1:
+        return math.inf if exponent > 0 else -math.inf
+    return exponent * base ** (exponent - 1)
+
+
 def log_for_power(base) -> float:
     """d(b**e)/de = log(b) * b**e; 0 at b == 0 (the limit for e > 0), NaN for b < 0."""
     if base > 0:

@@ -274,28 +274,32 @@ def convert(normalized: Normalized, active: set[str], namer: Namer) -> Program:
 def render(program: Program) -> str:
     """The CPS program without derivatives: what `cpsgrad show --stage cps` prints."""
     k = program.continuation_name
-    lines = [f"def {program.function.name}{'__cps'}({', '.join([*program.function.parameters, k])}):"]
+    lines = [f"def {program.function.name}__cps({', '.join([*program.function.parameters, k])}):"]
     for continuation in program.continuations:
         lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
-        _render_block(continuation.body, 2, lines, k)
-    _render_block(program.function.body, 1, lines, k)
+        _render_block(continuation.body, 2, lines, k, set(continuation.parameters) | set(program.invariants))
+    _render_block(program.function.body, 1, lines, k, set(program.function.parameters))
     return "\n".join(lines) + "\n"
 
 
-def _render_block(block: Block, depth: int, lines: list[str], k: str) -> None:
+def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set[str]) -> None:
+    """Print a block; a jump passes `cpsgrad_runtime.UNBOUND` for a variable unbound on this path."""
     pad = "    " * depth
+    bound = set(bound)
     for statement in block.statements:
+        bound.update(name for targets, _ in assignments([statement]) for name in targets)
         for line in syntax.code(statement).rstrip("\n").split("\n"):
             lines.append(pad + line)
     tail = block.tail
     if isinstance(tail, Jump):
-        lines.append(f"{pad}return {tail.target.name}({', '.join(tail.target.parameters)})")
+        arguments = [p if p in bound else "cpsgrad_runtime.UNBOUND" for p in tail.target.parameters]
+        lines.append(f"{pad}return {tail.target.name}({', '.join(arguments)})")
     elif isinstance(tail, Return):
         lines.append(f"{pad}return {k}({syntax.code(tail.value)})")
     elif isinstance(tail, Raise):
         lines.append(pad + syntax.code(tail.statement).strip())
     else:
         lines.append(f"{pad}if {syntax.code(tail.test)}:")
-        _render_block(tail.then, depth + 1, lines, k)
+        _render_block(tail.then, depth + 1, lines, k, bound)
         lines.append(f"{pad}else:")
-        _render_block(tail.orelse, depth + 1, lines, k)
+        _render_block(tail.orelse, depth + 1, lines, k, bound)

@@ -63,7 +63,18 @@ def cached(function, argnums: tuple[int, ...]) -> Transformed | None:
     return None
 
 
-def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
+@dataclass
+class _Front:
+    """The passes before code generation: enough to show the normalize and cps stages."""
+
+    read: source.FunctionSource
+    normalized: normalize.Normalized
+    differentiated: tuple[str, ...]
+    resolver: Resolver
+    program: cps.Program
+
+
+def _front(read: source.FunctionSource, argnums: tuple[int, ...]) -> _Front:
     fence.check(read)
     normalized = normalize.normalize(read)
     positional = _positional_parameters(read.function)
@@ -74,19 +85,31 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
                 f"{len(positional)} positional parameters {tuple(positional)}"
             )
     differentiated = tuple(positional[p] for p in argnums)
-    local_names = names_in(normalized.definition)
     resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized))
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
-    namer = Namer(local_names)
-    program = cps.convert(normalized, active, namer)
-    generator = Generator(program, resolver)
+    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)))
+    return _Front(read, normalized, differentiated, resolver, program)
+
+
+def stage_text(function, argnums: tuple[int, ...], stage: str) -> str:
+    """What `show` prints for `stage`; the early stages do not need the later passes to succeed."""
+    if stage == "final":
+        return transform(function, argnums).text("final")
+    front = _front(source.read(source.unwrap(function)), argnums)
+    return syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
+
+
+def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
+    front = _front(read, argnums)
+    program = front.program
+    generator = Generator(program, front.resolver)
     body = generator.generate()
     entry = program.function.name + "__cps"
     wrapper = program.function.name + "__program"
     parameters = emit.wrapper_parameters(read.function, generator.namespace)
     indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     final = (
-        _header(read, differentiated)
+        _header(read, front.differentiated)
         + f"def {wrapper}({', '.join(parameters)}):\n"
         + indented
         + f"    return {entry}\n"
@@ -94,11 +117,11 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
     compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace)
     stages = {
-        "normalize": syntax.code(normalized.definition),
+        "normalize": syntax.code(front.normalized.definition),
         "cps": cps.render(program),
         "final": final,
     }
-    return Transformed(read.function, normalized.parameters, differentiated, stages, compiled, read.function.__code__, TABLE.version)
+    return Transformed(read.function, front.normalized.parameters, front.differentiated, stages, compiled, read.function.__code__, TABLE.version)
 
 
 def _header(read: source.FunctionSource, differentiated: tuple[str, ...]) -> str:

@@ -59,7 +59,7 @@ def mod(x, y):
 def power(x, y):
     z = x**y
     z_d = yield z
-    x_d += z_d * y * x ** (y - 1)
+    x_d += z_d * cpsgrad_runtime.power_slope(x, y)
     y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
 
 
@@ -108,7 +108,7 @@ def float_(x):
 def pow_(x, y):
     z = pow(x, y)
     z_d = yield z
-    x_d += z_d * y * x ** (y - 1)
+    x_d += z_d * cpsgrad_runtime.power_slope(x, y)
     y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
 
 
@@ -342,7 +342,7 @@ def cbrt(x):
 def math_pow(x, y):
     z = math.pow(x, y)
     z_d = yield z
-    x_d += z_d * y * math.pow(x, y - 1.0)
+    x_d += z_d * cpsgrad_runtime.power_slope(float(x), y)
     y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
 
 
