@@ -84,7 +84,7 @@ def uses_attribute_assignment(x):
 
 
 def uses_starred(x):
-    a, *rest = (x, x, x)
+    a, *rest = (x, x, x)  # noqa: F841
     return a
 
 

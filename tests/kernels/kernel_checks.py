@@ -1,9 +1,8 @@
 """Shared checkers for the kernel tests: naive references, finite differences, float32 vs float64."""
 
 import numpy as np
-from numpy.testing import assert_allclose
-
 from cpsgrad.kernels import dispatch
+from numpy.testing import assert_allclose
 
 STEP = 1e-6
 
@@ -19,16 +18,22 @@ def numeric_adjoint(function, args, position, grad_out):
             moved[index] += sign * STEP
             trial = list(args)
             trial[position] = moved
-            values.append(np.sum(np.asarray(function(*trial)) * grad_out))
+            outputs = function(*trial)
+            if isinstance(outputs, tuple):
+                values.append(sum(np.sum(o * g) for o, g in zip(outputs, grad_out, strict=True)))
+            else:
+                values.append(np.sum(np.asarray(outputs) * grad_out))
         result[index] = (values[0] - values[1]) / (2 * STEP)
     return result
 
 
-def check_op(op, args, params=None, reference=None, wrt=None, seed=0, rtol=1e-5, atol=1e-6):
+def check_op(op, args, params=None, reference=None, wrt=None, output=None, atol=1e-6):
     """Check one op on float64 ``args``: forward against ``reference``, the float32 forward
-    against float64, and the backward against central finite differences.
+    against float64 (rtol 1e-5, ``atol``), and the backward against central finite differences.
 
     ``wrt`` lists the positions of the differentiable arguments (default: every float array).
+    For an op with several outputs, ``output`` picks the one the backward takes the adjoint of;
+    without it the backward takes a tuple of adjoints, one per output.
     """
     params = params or {}
     if wrt is None:
@@ -36,24 +41,34 @@ def check_op(op, args, params=None, reference=None, wrt=None, seed=0, rtol=1e-5,
     kernel = dispatch(op, *args)
 
     def forward(*inputs):
-        return kernel.forward(*inputs, **params)[0]
+        y = kernel.forward(*inputs, **params)[0]
+        return y if output is None else y[output]
 
-    y, saved = kernel.forward(*args, **params)
-    if reference is not None:
-        assert_allclose(y, reference(*args, **params), rtol=1e-10, atol=1e-12, err_msg=op)
+    outputs, saved = kernel.forward(*args, **params)
     single = [a.astype(np.float32) if _is_float(a) else a for a in args]
-    y32 = dispatch(op, *single).forward(*single, **params)[0]
-    assert np.result_type(y32) == np.float32, op
-    assert_allclose(y32, y, rtol=rtol, atol=atol, err_msg=f"{op} float32")
-    grad_out = np.random.default_rng(seed).standard_normal(np.shape(y))
-    adjoints = kernel.backward(grad_out, saved)
+    outputs32 = dispatch(op, *single).forward(*single, **params)[0]
+    several = isinstance(outputs, tuple)
+    expected = reference(*args, **params) if reference is not None else outputs
+    for y, y32, wanted in zip(*(_as_tuple(v) for v in (outputs, outputs32, expected)), strict=True):
+        assert_allclose(y, wanted, rtol=1e-10, atol=1e-12, err_msg=op)
+        assert np.result_type(y32) == np.float32, op
+        assert_allclose(y32, y, rtol=1e-5, atol=atol, err_msg=f"{op} float32")
+    rng = np.random.default_rng(0)
+    y = outputs[output] if output is not None else outputs
+    grad_out = tuple(rng.standard_normal(np.shape(v)) for v in y) if several and output is None else (
+        rng.standard_normal(np.shape(y)))
+    adjoints = [a for a in kernel.backward(grad_out, saved) if a is not None]
     assert len(adjoints) == len(wrt), op
     for adjoint, position in zip(adjoints, wrt, strict=True):
         assert np.shape(adjoint) == np.shape(args[position]), (op, position)
         assert np.result_type(adjoint) == np.float64, (op, position)
         expected = numeric_adjoint(forward, args, position, grad_out)
         assert_allclose(adjoint, expected, rtol=1e-5, atol=1e-6, err_msg=f"{op} adjoint {position}")
-    return y
+    return outputs
+
+
+def _as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
 
 
 def _is_float(value):
