@@ -1,0 +1,33 @@
+"""The documentation's examples run and stay in step with what cpsgrad prints."""
+
+import re
+from pathlib import Path
+
+from tests.cases import golden_functions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.DOTALL)
+
+
+def test_readme_example_runs_and_its_comments_are_true(tmp_path):
+    block = _python_blocks(ROOT / "README.md")[0]
+    module = tmp_path / "readme_example.py"
+    module.write_text(block)
+    namespace = {"__name__": "readme_example", "__file__": str(module)}
+    exec(compile(block, str(module), "exec"), namespace)
+    claims = re.findall(r"^(cpsgrad\.\w+\(f\)\(0\.7, 5\))\s+# (?:.*= )?(\(?[-\d.e, ]+\)?)$", block, flags=re.MULTILINE)
+    assert len(claims) == 2
+    for call, expected in claims:
+        assert repr(eval(call, namespace)) == expected.strip()
+
+
+def test_design_doc_shows_the_program_cpsgrad_generates():
+    import cpsgrad
+
+    generated = cpsgrad.show(golden_functions.design_example)
+    body = "\n".join(line for line in generated.splitlines() if not line.startswith("#"))
+    documented = _python_blocks(ROOT / "docs" / "design.md")[1]
+    assert body.replace("design_example", "f").strip() == documented.strip()
