@@ -188,37 +188,38 @@ class Generator:
             returned += self.free_adjoints[continuation.name]
         else:
             returned = [p for p in continuation.parameters if self.is_active_variable(p)]
-        values = [self.adjoint(p) if self.adjoint(p) in defined else _ZERO for p in returned]
+        values = [defined.get(self.adjoint(p), _ZERO) for p in returned]
         lines.append("    " * depth + f"return {', '.join([self.out, *values])}")
 
-    def block(self, block: Block, frame: _Frame, depth: int, lines: list[str]) -> tuple[set[str], bool]:
-        """Emit a block; return the adjoints defined at its end and whether it returns normally."""
+    def block(self, block: Block, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
+        """Emit a block; return the adjoints defined at its end (each mapped to the variable that
+        holds it: itself, or the adjoint it equals, a copy never emitted) and whether it returns."""
         pad = "    " * depth
         records: list[_Backward] = []
         for statement in block.statements:
             self.forward(statement, frame, pad, lines, records)
         defined, returns = self.tail(block.tail, frame, depth, lines)
         if not returns:
-            return set(), False
+            return {}, False
         for record in reversed(records):
             self.backward(record, defined, pad, lines)
         return defined, True
 
     # -- tails -------------------------------------------------------------------------------
-    def tail(self, tail, frame: _Frame, depth: int, lines: list[str]) -> tuple[set[str], bool]:
+    def tail(self, tail, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         pad = "    " * depth
         if isinstance(tail, Raise):
             lines.append(pad + syntax.code(self.rename(tail.statement, frame)).strip())
-            return set(), False
+            return {}, False
         if isinstance(tail, Return):
             value = self.rename(tail.value, frame)
             source = self.active_source(value, frame)
             call = f"{self.k}({syntax.code(value)})"
             if source is None:
                 lines.append(f"{pad}{self.out} = {call}[0]")
-                return set(), True
+                return {}, True
             lines.append(f"{pad}{self.out}, {source} = {call}")
-            return {source}, True
+            return {source: source}, True
         if isinstance(tail, Jump):
             target = tail.target
             arguments = [syntax.code(self.rename(cst.Name(p), frame)) for p in target.parameters]
@@ -229,10 +230,10 @@ class Generator:
                 lines.append(f"{pad}{self.out} = {call}[0]")
             else:
                 lines.append(f"{pad}{', '.join([self.out, *results])} = {call}")
-            return set(results), True
+            return {name: name for name in results}, True
         return self.branch(tail, frame, depth, lines)
 
-    def branch(self, branch: Branch, frame: _Frame, depth: int, lines: list[str]) -> tuple[set[str], bool]:
+    def branch(self, branch: Branch, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         pad = "    " * depth
         lines.append(f"{pad}if {syntax.code(self.rename(branch.test, frame))}:")
         then_lines: list[str] = []
@@ -240,17 +241,20 @@ class Generator:
         else_lines: list[str] = []
         else_defined, else_returns = self.block(branch.orelse, frame.copy(), depth + 1, else_lines)
         outer = self.visible_adjoints(frame)
-        then_defined &= outer
-        else_defined &= outer
-        merged = (then_defined if then_returns else set()) | (else_defined if else_returns else set())
+        merged: set[str] = set()
+        for returns, defined in ((then_returns, then_defined), (else_returns, else_defined)):
+            if returns:
+                merged |= set(defined) & outer
         for returns, defined, branch_lines in ((then_returns, then_defined, then_lines), (else_returns, else_defined, else_lines)):
             if returns:
-                for adjoint in sorted(merged - defined, key=self.adjoint_order):
-                    branch_lines.append("    " * (depth + 1) + f"{adjoint} = {_ZERO}")
+                for adjoint in sorted(merged, key=self.adjoint_order):
+                    value = defined.get(adjoint, _ZERO)
+                    if value != adjoint:
+                        branch_lines.append("    " * (depth + 1) + f"{adjoint} = {value}")
         lines.extend(then_lines)
         lines.append(f"{pad}else:")
         lines.extend(else_lines)
-        return merged, then_returns or else_returns
+        return {adjoint: adjoint for adjoint in merged}, then_returns or else_returns
 
     def visible_adjoints(self, frame: _Frame) -> set[str]:
         visible = {self.adjoint(v) for v in frame.versions.values()}
@@ -401,25 +405,37 @@ class Generator:
         raise error(self.normalized.location(statement), construct, advice)
 
     # -- backward statements -----------------------------------------------------------------
-    def accumulate(self, adjoint: str, expression: str, defined: set[str], pad: str, lines: list[str]) -> None:
-        if adjoint in defined:
+    def accumulate(self, adjoint: str, expression: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+        """Add `expression` to `adjoint`: assign the first contribution, add later ones. A first
+        contribution that is another (complete) adjoint is not copied: `adjoint` aliases it."""
+        current = defined.get(adjoint)
+        if current == adjoint:
             lines.append(f"{pad}{adjoint} += {expression}")
+        elif current is not None:
+            lines.append(f"{pad}{adjoint} = {current} + {expression}")
+            defined[adjoint] = adjoint
+        elif expression in self.adjoint_values(defined):
+            defined[adjoint] = expression
         else:
             lines.append(f"{pad}{adjoint} = {expression}")
-            defined.add(adjoint)
+            defined[adjoint] = adjoint
 
-    def backward(self, record: _Backward, defined: set[str], pad: str, lines: list[str]) -> None:
+    @staticmethod
+    def adjoint_values(defined: dict[str, str]) -> set[str]:
+        return set(defined.values())
+
+    def backward(self, record: _Backward, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         if record.kind == "unpack":
             adjoints = [self.adjoint(v) for v in record.target]
             if not any(a in defined for a in adjoints):
                 return
             source = record.source(record.sources[0])
             if source is not None:
-                parts = ", ".join(a if a in defined else _ZERO for a in adjoints)
+                parts = ", ".join(defined.get(a, _ZERO) for a in adjoints)
                 self.accumulate(source, f"{_RUNTIME}.unpacked(({parts},))", defined, pad, lines)
             return
-        output = self.adjoint(record.target)
-        if output not in defined:
+        output = defined.get(self.adjoint(record.target))
+        if output is None:
             return
         if record.kind == "copy":
             source = record.source(record.sources[0])
@@ -441,7 +457,7 @@ class Generator:
         else:
             self.inline_rule(record, output, defined, pad, lines)
 
-    def inline_rule(self, record: _Backward, output: str, defined: set[str], pad: str, lines: list[str]) -> None:
+    def inline_rule(self, record: _Backward, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         rule = record.rule
         _, outputs, output_adjoints, backward = rule.parts
         mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
