@@ -1,0 +1,84 @@
+"""batch_norm (training with running statistics, and eval) and seeded dropout.
+
+Both are a handful of whole-array numpy passes (reductions over batch and spatial axes, one
+mask), so they stay in numpy.
+"""
+
+import numpy as np
+
+
+def _channel_axes(op, x, *per_channel):
+    if x.ndim not in (2, 4):
+        raise ValueError(f"{op}: expected x (N, C) or (N, C, H, W), got {x.shape}")
+    for array in per_channel:
+        if np.shape(array) != (x.shape[1],):
+            raise ValueError(f"{op}: per-channel shape {np.shape(array)} does not match x {x.shape}")
+    return (0,) if x.ndim == 2 else (0, 2, 3)
+
+
+def batch_norm_forward(
+    x, gamma, beta, running_mean, running_var, training=True, momentum=0.1, eps=1e-5
+):
+    """Returns ``((y, new_running_mean, new_running_var), saved)``.
+
+    Training normalises with the batch statistics (biased variance) and moves the running
+    statistics by ``momentum`` towards them (unbiased variance, as PyTorch does); eval uses the
+    running statistics and leaves them unchanged. The backward takes the adjoint of ``y`` only.
+    """
+    axes = _channel_axes("batch_norm", x, gamma, beta, running_mean, running_var)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if training:
+        count = x.size // x.shape[1]
+        if count < 2:
+            raise ValueError(f"batch_norm: training needs more than one value a channel, got {x.shape}")
+        mean = x.mean(axis=axes)
+        var = x.var(axis=axes)
+        new_mean = (1 - momentum) * running_mean + momentum * mean
+        new_var = (1 - momentum) * running_var + momentum * var * (count / (count - 1))
+    else:
+        mean, var = running_mean, running_var
+        new_mean, new_var = running_mean, running_var
+    inv_std = 1 / np.sqrt(var + eps)
+    normalized = (x - mean.reshape(shape)) * inv_std.reshape(shape)
+    y = normalized * gamma.reshape(shape) + beta.reshape(shape)
+    outputs = (y, new_mean.astype(x.dtype, copy=False), new_var.astype(x.dtype, copy=False))
+    return outputs, (normalized, gamma, inv_std, axes, training)
+
+
+def batch_norm_backward(grad, saved):
+    """Adjoints ``(x, gamma, beta)`` from the adjoint of ``y``."""
+    normalized, gamma, inv_std, axes, training = saved
+    shape = (1, -1) + (1,) * (normalized.ndim - 2)
+    grad_gamma = (grad * normalized).sum(axis=axes)
+    grad_beta = grad.sum(axis=axes)
+    scale = (gamma * inv_std).reshape(shape)
+    if training:
+        count = normalized.size // normalized.shape[1]
+        grad_x = scale * (
+            grad
+            - grad_beta.reshape(shape) / count
+            - normalized * (grad_gamma.reshape(shape) / count)
+        )
+    else:
+        grad_x = grad * scale
+    return grad_x.astype(normalized.dtype, copy=False), grad_gamma, grad_beta
+
+
+def dropout_forward(x, rate=0.5, seed=0, training=True):
+    """Zero each element with probability ``rate`` and scale the rest by ``1 / (1 - rate)``.
+
+    The mask comes from ``numpy.random.default_rng(seed)``, so a seed reproduces it; the
+    backward reuses the saved mask.
+    """
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must lie in [0, 1), got {rate}")
+    if not training or rate == 0:
+        return x, (None,)
+    keep = np.random.default_rng(seed).random(x.shape) >= rate
+    mask = keep * x.dtype.type(1 / (1 - rate))
+    return x * mask, (mask,)
+
+
+def dropout_backward(grad, saved):
+    (mask,) = saved
+    return (grad if mask is None else grad * mask,)
