@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
+from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import pipeline, source
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
@@ -46,36 +47,48 @@ def _check_differentiable(name: str, value) -> None:
 
 
 def _as_gradient(argument, adjoint):
-    if isinstance(argument, float) and not isinstance(adjoint, float):
-        return float(adjoint)
-    return adjoint
+    if type(adjoint) is float or not isinstance(argument, float):
+        return adjoint
+    return float(adjoint)
 
 
-def _run(function, argnums: tuple[int, ...], args, kwargs):
-    transformed = pipeline.cached(function, argnums) or pipeline.transform(function, argnums)
-    parameters = transformed.parameters
-    if kwargs or len(args) != len(parameters):
-        bound = inspect.signature(function).bind(*args, **kwargs)
-        bound.apply_defaults()
-        values = [bound.arguments[p] for p in parameters]
-    else:
-        values = list(args)
-    differentiated = transformed.positions
-    for position in differentiated:
-        _check_differentiable(parameters[position], values[position])
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, max_depth))
-    try:
-        value, *adjoints = transformed.program(*values, _reset)
-    except RecursionError:
-        raise DepthLimitError(
-            f"{function.__qualname__} ran deeper than the Python tier's limit of {max_depth} "
-            "continuation calls (each loop iteration is at least one); raise cpsgrad.api.max_depth"
-        ) from None
-    finally:
-        sys.setrecursionlimit(limit)
-    gradients = tuple(_as_gradient(values[p], a) for p, a in zip(differentiated, adjoints, strict=True))
-    return value, gradients
+class _Runner:
+    """Runs the derivative program of one function and `argnums`, keeping its transform at hand."""
+
+    def __init__(self, function, argnums: tuple[int, ...]):
+        self.function = function
+        self.argnums = argnums
+        self.transformed: pipeline.Transformed | None = None
+
+    def program(self) -> pipeline.Transformed:
+        transformed = self.transformed
+        if transformed is None or transformed.code is not self.function.__code__ or transformed.table_version != TABLE.version:
+            transformed = self.transformed = pipeline.transform(self.function, self.argnums)
+        return transformed
+
+    def __call__(self, args, kwargs):
+        transformed = self.program()
+        parameters = transformed.parameters
+        if kwargs or len(args) != len(parameters):
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments[p] for p in parameters)
+        differentiated = transformed.positions
+        for position in differentiated:
+            _check_differentiable(parameters[position], args[position])
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, max_depth))
+        try:
+            result = transformed.program(*args, _reset)
+        except RecursionError:
+            raise DepthLimitError(
+                f"{self.function.__qualname__} ran deeper than the Python tier's limit of {max_depth} "
+                "continuation calls (each loop iteration is at least one); raise cpsgrad.api.max_depth"
+            ) from None
+        finally:
+            sys.setrecursionlimit(limit)
+        gradients = tuple(_as_gradient(args[p], a) for p, a in zip(differentiated, result[1:], strict=True))
+        return result[0], gradients
 
 
 def _refuse_nested(function) -> None:
@@ -99,9 +112,11 @@ def value_and_grad(function: Callable | None = None, argnums: int | tuple[int, .
     source.unwrap(function)
     wanted = _argnums(argnums)
 
+    run = _Runner(function, wanted)
+
     @functools.wraps(function)
     def value_and_gradient(*args, **kwargs):
-        value, gradients = _run(function, wanted, args, kwargs)
+        value, gradients = run(args, kwargs)
         return value, gradients[0] if isinstance(argnums, int) else gradients
 
     value_and_gradient.__cpsgrad_gradient__ = True
@@ -127,9 +142,11 @@ def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
     source.unwrap(function)
     wanted = _argnums(argnums)
 
+    run = _Runner(function, wanted)
+
     @functools.wraps(function)
     def gradient(*args, **kwargs):
-        _, gradients = _run(function, wanted, args, kwargs)
+        _, gradients = run(args, kwargs)
         return gradients[0] if isinstance(argnums, int) else gradients
 
     gradient.__cpsgrad_gradient__ = True
