@@ -8,6 +8,7 @@ import numbers
 import sys
 from collections.abc import Callable
 
+from cpsgrad import runtime
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import pipeline, source
@@ -29,6 +30,8 @@ def _reset(value):
     """The outermost continuation: check the result is a scalar and seed its adjoint with 1."""
     if type(value) is float:
         return value, 1.0
+    if value is runtime.UNBOUND:
+        raise UnboundLocalError("cannot access a local variable before it has been assigned a value")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise NonScalarOutputError(
             f"grad needs a function returning a real scalar, but it returned {type(value).__name__} "

@@ -5,6 +5,7 @@ Generated code refers to this module as `cpsgrad_runtime`. It holds no state.
 
 from __future__ import annotations
 
+import builtins  # noqa: F401  (generated code reads builtins here when the user shadows them)
 import math
 from collections.abc import Sequence
 
@@ -26,6 +27,11 @@ class SequenceAdjoint(tuple):
 
     __radd__ = __add__
 
+    def __mul__(self, other):
+        raise TypeError("repeating a differentiable tuple or list is not supported yet")
+
+    __rmul__ = __mul__
+
     def __repr__(self) -> str:
         return f"SequenceAdjoint({tuple(self)!r})"
 
@@ -37,8 +43,9 @@ def item(adjoint, position: int):
     return 0.0
 
 
-def one_hot(length: int, index, adjoint) -> SequenceAdjoint | float:
-    """The adjoint of a container of `length` elements of which `[index]` was read."""
+def one_hot(container: Sequence, index, adjoint) -> SequenceAdjoint | float:
+    """The adjoint of `container` when only `container[index]` was read (an index or a slice)."""
+    length = len(container)
     positions = range(length)[index]
     parts = [0.0] * length
     if isinstance(positions, range):
@@ -53,6 +60,11 @@ def item_list(adjoint, length: int) -> list:
     if isinstance(adjoint, SequenceAdjoint):
         return list(adjoint)
     return [0.0] * length
+
+
+def reverse(adjoint):
+    """The adjoint of `xs` from that of `reversed(xs)` (element order turned back)."""
+    return SequenceAdjoint(adjoint[::-1]) if isinstance(adjoint, SequenceAdjoint) else adjoint
 
 
 def unpacked(adjoints: Sequence) -> SequenceAdjoint:
@@ -72,6 +84,17 @@ def split_ties(values: Sequence, chosen, adjoint) -> SequenceAdjoint:
     return SequenceAdjoint([share if tie else 0.0 for tie in ties])
 
 
+def divide(numerator, denominator):
+    """`numerator / denominator` with IEEE results at 0 (inf, or nan for 0/0) instead of raising,
+    for derivatives that are singular where the function is not (sqrt'(0) = inf, as JAX)."""
+    try:
+        return numerator / denominator
+    except ZeroDivisionError:
+        if numerator == 0 or numerator != numerator:
+            return math.nan
+        return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
+
+
 def power_slope(base, exponent):
     """d(b**e)/db = e * b**(e-1); 0 where e == 0, and +-inf at b == 0 for e < 1 (as JAX)."""
     if exponent == 0:
@@ -79,6 +102,23 @@ def power_slope(base, exponent):
     if base == 0 and exponent < 1:
         return math.inf if exponent > 0 else -math.inf
     return exponent * base ** (exponent - 1)
+
+
+def product_adjoint(values: Sequence, adjoint) -> SequenceAdjoint:
+    """`math.prod` backward: each element's adjoint is the product of the others (zeros allowed)."""
+    parts = []
+    for position in range(len(values)):
+        others = 1.0
+        for other, value in enumerate(values):
+            if other != position:
+                others = others * value
+        parts.append(adjoint * others)
+    return SequenceAdjoint(parts)
+
+
+def distance_adjoint(point: Sequence, other: Sequence, distance, adjoint) -> SequenceAdjoint:
+    """`math.dist` backward for one point: (point - other) / distance, scaled."""
+    return SequenceAdjoint(divide(adjoint * (a - b), distance) for a, b in zip(point, other, strict=True))
 
 
 def log_for_power(base) -> float:
@@ -91,6 +131,13 @@ def log_for_power(base) -> float:
 def sign(x) -> float:
     """The derivative of abs: 1.0 at x >= 0, -1.0 below (abs'(0) = 1, as JAX)."""
     return 1.0 if x >= 0 else -1.0
+
+
+def zip_length(strict: bool, *lengths: int) -> int:
+    """How many items `zip(..., strict=strict)` yields over sequences of these lengths."""
+    if strict and len(set(lengths)) > 1:
+        raise ValueError(f"zip() arguments have different lengths {lengths}")
+    return min(lengths)
 
 
 def as_sequence(iterable) -> Sequence:
@@ -122,6 +169,8 @@ class _Unbound:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _raise
     __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = __ge__ = _raise
+    __eq__ = __ne__ = __contains__ = __round__ = __trunc__ = __floor__ = __ceil__ = _raise
+    __hash__ = None
 
 
 UNBOUND = _Unbound()

@@ -3,10 +3,10 @@
 import math
 
 import pytest
-from cpsgrad.transforms import pipeline
 
 import cpsgrad
 from cpsgrad import api
+from cpsgrad.transforms import pipeline
 from tests.cases import api_functions as cases
 
 

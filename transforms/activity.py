@@ -8,25 +8,29 @@ target is inactive get no backward code.
 from __future__ import annotations
 
 import libcst as cst
+
+from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
-
-from cpsgrad.rules.registry import TABLE
 
 
 def assignments(statements) -> list[tuple[list[str], cst.BaseExpression]]:
     """Every core assignment (targets, value) in `statements`, nested blocks included."""
     found: list[tuple[list[str], cst.BaseExpression]] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            target = node.targets[0].target
-            names = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
-            found.append((names, node.value))
-
     for statement in statements:
-        statement.visit(Finder())
+        if isinstance(statement, cst.If):
+            found += assignments(statement.body.body)
+            if statement.orelse is not None:
+                found += assignments(statement.orelse.body.body)
+        elif isinstance(statement, cst.While):
+            found += assignments(statement.body.body)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    target = small.targets[0].target
+                    names = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                    found.append((names, small.value))
     return found
 
 

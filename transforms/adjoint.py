@@ -10,18 +10,21 @@ whose output adjoint is zero is skipped. Branches merge their adjoints before th
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from cpsgrad import runtime
+from cpsgrad.errors import NoRuleError, UnsupportedError
+from cpsgrad.rules.registry import ADJOINT_SUFFIX, TABLE, Rule
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.cps import Block, Branch, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
-from cpsgrad.errors import NoRuleError, UnsupportedError
-from cpsgrad.rules.registry import ADJOINT_SUFFIX, TABLE, Rule
-
 _RUNTIME = "cpsgrad_runtime"
+_MISSING = object()
 _ZERO = "0.0"
 
 
@@ -82,8 +85,9 @@ def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
 class Generator:
     """Generates the final derivative program of one CPS program."""
 
-    def __init__(self, program: Program, resolver: Resolver):
+    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...]):
         self.program = program
+        self.differentiated = differentiated
         self.resolver = resolver
         self.normalized = program.normalized
         self.active = program.active
@@ -96,6 +100,7 @@ class Generator:
         self.k = program.continuation_name
         self.namespace: dict[str, object] = {}
         self.free_adjoints = self._free_adjoints()
+        self.containers = _container_names(program.normalized.definition, resolver)
 
     # -- names -------------------------------------------------------------------------------
     def _adjoint_suffix(self) -> str:
@@ -136,6 +141,15 @@ class Generator:
             elif variable in self.program.order and variable not in self.invariants:
                 mapping[variable] = cst.Attribute(cst.Name(_RUNTIME), cst.Name("UNBOUND"))
         return node.visit(Renamer(mapping)) if mapping else node
+
+    def owner(self, atom: cst.BaseExpression, frame: _Frame) -> str | None:
+        """The variable a renamed operand is a version of."""
+        if not isinstance(atom, cst.Name):
+            return None
+        for variable, current in frame.versions.items():
+            if current == atom.value:
+                return variable
+        return atom.value if atom.value in self.invariants else None
 
     def active_source(self, atom: cst.BaseExpression, frame: _Frame) -> str | None:
         """The adjoint to accumulate into for a renamed operand, or None when it is inactive."""
@@ -183,11 +197,11 @@ class Generator:
     def continuation(self, continuation: Continuation, depth: int, lines: list[str]) -> None:
         frame = _Frame({p: p for p in continuation.parameters}, set(continuation.parameters))
         defined, _ = self.block(continuation.body, frame, depth, lines)
-        returned = [p for p in continuation.parameters if self.is_active_variable(p)]
-        if continuation.kind != "function":
-            returned += self.free_adjoints[continuation.name]
+        if continuation.kind == "function":
+            returned = list(self.differentiated)  # in the order argnums asked for
         else:
             returned = [p for p in continuation.parameters if self.is_active_variable(p)]
+            returned += self.free_adjoints[continuation.name]
         values = [defined.get(self.adjoint(p), _ZERO) for p in returned]
         lines.append("    " * depth + f"return {', '.join([self.out, *values])}")
 
@@ -270,6 +284,9 @@ class Generator:
             return
         small = statement.body[0]
         if isinstance(small, cst.Expr):
+            value = self.rename(small.value, frame)
+            if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
+                self.check_effect(statement, small.value, value)
             lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
             return
         value = self.rename(small.value, frame)
@@ -357,6 +374,8 @@ class Generator:
         adjoints = {version: adjoint for version, adjoint in adjoints.items() if adjoint is not None}
         if not adjoints:
             return None
+        if isinstance(value, cst.BinaryOperation) and any(self.owner(a, frame) in self.containers for a in (value.left, value.right)):
+            self.fail(statement, f"operator {syntax.code(value.operator).strip()} on a sequence", "concatenating or repeating differentiable tuples and lists is not supported yet; build the sequence element by element")
         record = self.record_kind(statement, original, value)
         if record is not None:
             record.adjoints = adjoints
@@ -380,16 +399,34 @@ class Generator:
         if isinstance(value, cst.Call):
             positional = [a.value for a in value.args if a.keyword is None]
             keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
-            callee = original.func
-            primitive = self.resolver.resolve(callee)
-            label = syntax.code(callee)
-            if primitive is None:
-                self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value; call a function by its module-level name", NoRuleError)
-            return self.rule_record(statement, primitive, label, positional, keywords)
+            primitive = self.callee(statement, original.func)
+            return self.rule_record(statement, primitive, syntax.code(original.func), positional, keywords)
         if isinstance(value, cst.Attribute):
             self.fail(statement, f"attribute {syntax.code(value)}", "reading attributes of differentiable values is not supported yet")
         self.fail(statement, syntax.code(value), "this operation is not differentiable")
         return None
+
+    def callee(self, statement, callee: cst.BaseExpression):
+        """The primitive a call of a differentiable value names, or a clear error."""
+        primitive = self.resolver.resolve(callee)
+        if primitive is not None:
+            return primitive
+        label = syntax.code(callee)
+        if isinstance(callee, cst.Attribute) and syntax.dotted_name(callee.value) is not None and self.resolver.resolve(callee.value) is None:
+            self.fail(statement, f"method call {label}", "methods of differentiable values (append, pop, extend, ...) are not supported yet; build a new tuple or list instead", UnsupportedError)
+        self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value; call a function by its module-level name", NoRuleError)
+
+    def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
+        """A call made for its effect on a differentiable value: only non-differentiable primitives
+        (print, ...) may take one; anything else could change a value behind the gradient's back."""
+        primitive = self.callee(statement, original.func)
+        positional = [a.value for a in value.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+        for rule in TABLE.rules_for(primitive):
+            if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
+                return
+        label = syntax.code(original.func)
+        self.fail(statement, f"call of {label} for its effect", f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it changes. Assign its result, or keep differentiable values out of it", UnsupportedError)
 
     def rule_record(self, statement, primitive, label: str, positional: list, keywords: dict) -> _Backward | None:
         for rule in TABLE.rules_for(primitive):
@@ -452,7 +489,7 @@ class Generator:
             if source is not None:
                 index = record.extra["index"]
                 index_code = syntax.code(index.value) if isinstance(index, cst.Index) else _slice_code(index)
-                expression = f"{_RUNTIME}.one_hot(len({syntax.code(container)}), {index_code}, {output})"
+                expression = f"{_RUNTIME}.one_hot({syntax.code(container)}, {index_code}, {output})"
                 self.accumulate(source, expression, defined, pad, lines)
         else:
             self.inline_rule(record, output, defined, pad, lines)
@@ -481,18 +518,31 @@ class Generator:
     def template_globals(self, rule: Rule, local: set[str]) -> dict[str, cst.BaseExpression]:
         """Bind the module names a template reads into the generated namespace."""
         aliases: dict[str, cst.BaseExpression] = {}
-        for statement in rule.parts[3]:
-            for name in syntax.variables_read(statement):
-                if name in local or name not in rule.globals:
-                    continue
-                value = rule.globals[name]
-                alias = name
-                shadowed = name in self.namer.taken and self.resolver.lookup(name) is not value
-                if shadowed or self.namespace.get(name, value) is not value:
-                    alias = f"{name}__rule"
-                    aliases[name] = cst.Name(alias)
-                self.namespace[alias] = value
+        for name in _template_reads(rule):
+            if name in local:
+                continue
+            value = rule.globals.get(name, getattr(builtins, name, _MISSING))
+            if value is _MISSING:
+                continue
+            alias = name
+            shadowed = name in self.namer.taken and self.resolver.lookup(name) is not value
+            if shadowed or self.namespace.get(name, value) is not value:
+                alias = f"{name}__rule"
+                aliases[name] = cst.Name(alias)
+            self.namespace[alias] = value
         return aliases
+
+
+_TEMPLATE_READS: dict[int, tuple[Rule, list[str]]] = {}
+
+
+def _template_reads(rule: Rule) -> list[str]:
+    """The names a template's backward reads (computed once per rule)."""
+    cached = _TEMPLATE_READS.get(id(rule))
+    if cached is None or cached[0] is not rule:
+        names = list(dict.fromkeys(n for statement in rule.parts[3] for n in syntax.variables_read(statement)))
+        cached = _TEMPLATE_READS[id(rule)] = (rule, names)
+    return cached[1]
 
 
 def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
@@ -525,7 +575,10 @@ def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(value, cst.UnaryOperation):
         return [value.expression]
     if isinstance(value, cst.Call):
-        return [a.value for a in value.args] + ([value.func.value] if isinstance(value.func, cst.Attribute) and not syntax.dotted_name(value.func) else [])
+        receiver = value.func
+        while isinstance(receiver, cst.Attribute):  # `l.pop` reads `l`; `math.sin` reads nothing local
+            receiver = receiver.value
+        return [a.value for a in value.args] + ([receiver] if receiver is not value.func else [])
     if isinstance(value, cst.Attribute):
         return [value.value]
     return []
@@ -556,3 +609,30 @@ def _block_reads(block: Block | None) -> tuple[set[str], set[str]]:
             names |= more_names
             targets |= more_targets
     return names, targets
+
+
+_SEQUENCE_BUILDERS = (list, tuple, sorted, reversed, zip, enumerate, range, runtime.as_sequence)
+
+
+def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str]:
+    """Names that may hold a tuple or list built in the function (displays, slices, list(...))."""
+    from cpsgrad.transforms.activity import assignments
+
+    found = assignments(definition.body.body)
+    containers: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in found:
+            if len(targets) != 1 or targets[0] in containers:
+                continue
+            if (
+                isinstance(value, (cst.Tuple, cst.List))
+                or (isinstance(value, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in value.slice))
+                or (isinstance(value, cst.Call) and any(resolver.resolve(value.func) is b for b in _SEQUENCE_BUILDERS))
+                or (isinstance(value, cst.Name) and value.value in containers)
+                or (isinstance(value, cst.BinaryOperation) and any(isinstance(o, cst.Name) and o.value in containers for o in (value.left, value.right)))
+            ):
+                containers.add(targets[0])
+                changed = True
+    return containers

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
+
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.naming import Namer
@@ -85,9 +86,18 @@ def _defined(statement) -> list[str]:
 class _Liveness:
     def __init__(self, local_names: set[str]):
         self.local_names = local_names
+        self.memo: dict[int, tuple[set[str], set[str]]] = {}  # id(small statement) -> (uses, defs)
 
     def uses(self, node: cst.CSTNode) -> set[str]:
         return {n for n in syntax.variables_read(node) if n in self.local_names}
+
+    def facts(self, statement, small) -> tuple[set[str], set[str]]:
+        """(names read, names assigned) by a simple statement, computed once."""
+        key = id(small)
+        if key not in self.memo:
+            read = small.value if isinstance(small, (cst.Assign, cst.Expr)) else small
+            self.memo[key] = (self.uses(read), set(_defined(statement)))
+        return self.memo[key]
 
     def block(self, statements: list, after: set[str], exits: tuple[set[str], set[str]] | None) -> set[str]:
         live = set(after)
@@ -99,7 +109,7 @@ class _Liveness:
         if isinstance(statement, cst.If):
             then = self.block(statement.body.body, live, exits)
             orelse = self.block(statement.orelse.body.body, live, exits) if statement.orelse else live
-            return self.uses(statement.test) | then | orelse
+            return self.facts(statement, statement.test)[0] | then | orelse
         if isinstance(statement, cst.While):
             head: set[str] = set()
             while True:
@@ -112,10 +122,10 @@ class _Liveness:
             return set(exits[0])
         if isinstance(small, cst.Continue):
             return set(exits[1])
+        uses, defines = self.facts(statement, small)
         if isinstance(small, (cst.Return, cst.Raise)):
-            return self.uses(small)
-        read = small.value if isinstance(small, (cst.Assign, cst.Expr)) else small
-        return (live - set(_defined(statement))) | self.uses(read)
+            return set(uses)
+        return (live - defines) | uses
 
 
 # ---- conversion -------------------------------------------------------------------------------
@@ -145,6 +155,11 @@ def _jumps(statements) -> bool:
         elif isinstance(_small(statement), (cst.Break, cst.Continue, cst.Return)):
             return True
     return False
+
+
+def _is_return(statements) -> bool:
+    """A block that is just `return atom`."""
+    return len(statements) == 1 and isinstance(_small(statements[0]), cst.Return)
 
 
 def _falls_through(statements) -> bool:
@@ -219,7 +234,10 @@ class _Converter:
         join_live = self.liveness.block(rest, context.after_live, context.exits)
         inner = context
         join = None
-        if rest and _falls_through(then) and _falls_through(orelse):
+        if rest and _is_return(rest):  # nothing worth a continuation: each branch returns itself
+            then = then + rest if _falls_through(then) else then
+            orelse = orelse + rest if _falls_through(orelse) else orelse
+        elif rest and _falls_through(then) and _falls_through(orelse):
             self.joins += 1
             join = self.continuation(f"if_{self.joins}_join", join_live, "join")
             inner = _Context(Jump(join), set(join.parameters) | set(self.invariants), context.exits, context.break_to, context.continue_to)
@@ -238,7 +256,9 @@ class _Converter:
         head = self.continuation(label, head_live, "loop")
         exit_to: Jump | Return = context.after
         exit_continuation = None
-        if rest:
+        if rest and _is_return(rest):
+            exit_to = Return(_small(rest[0]).value, rest[0])
+        elif rest:
             exit_continuation = self.continuation(f"after_{label}", after_live, "exit")
             exit_to = Jump(exit_continuation)
         loop_context = _Context(Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head))

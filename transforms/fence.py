@@ -6,9 +6,9 @@ Each rejection names the file, line and column, the construct, and what to write
 from __future__ import annotations
 
 import libcst as cst
-from cpsgrad.transforms.source import FunctionSource
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.transforms.source import FunctionSource
 
 _LATER_CLOSURES = "nested functions and lambdas are not supported yet; move it to module level"
 _LATER_COMPREHENSIONS = "comprehensions are not supported yet; write a for loop that appends"
@@ -57,6 +57,10 @@ class Fence(cst.CSTVisitor):
             self.reject(node, *rejected)
         return super().on_visit(node)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "cpsgrad_runtime":
+            self.reject(node, "the name cpsgrad_runtime", "it is reserved for cpsgrad's generated code; rename it")
+
     def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:
             self.reject(node, "async for", "write a plain for loop")
@@ -72,20 +76,15 @@ class Fence(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check_targets(node.target)
-        if isinstance(node.operator, (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign, cst.LeftShiftAssign, cst.RightShiftAssign, cst.MatrixMultiplyAssign)):
-            self.reject(node.operator, "augmented assignment operator", "this operator is not supported on scalars")
+        if isinstance(node.operator, cst.MatrixMultiplyAssign):
+            self.reject(node.operator, "operator @=", "matrix products are not supported on scalars")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._check_targets(node.target)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift, cst.MatrixMultiply)):
-            token = cst.Module([]).code_for_node(node.operator).strip()
-            self.reject(node.operator, f"operator {token}", "bitwise and matrix operators are not supported on scalars")
-
-    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.BitInvert):
-            self.reject(node, "operator ~", "bitwise operators are not supported")
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self.reject(node.operator, "operator @", "matrix products are not supported on scalars")
 
     def _check_targets(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):

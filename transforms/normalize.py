@@ -18,16 +18,17 @@ import builtins
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.source import FunctionSource
 
-from cpsgrad.errors import UnsupportedError
-
 _AUGMENTED = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
-    cst.PowerAssign: cst.Power,
+    cst.PowerAssign: cst.Power, cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr,
+    cst.BitXorAssign: cst.BitXor, cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift,
 }
 
 
@@ -77,12 +78,15 @@ class _Normalizer:
     def reject(self, node: cst.CSTNode, construct: str, advice: str):
         raise UnsupportedError(self.source.location(node), construct, advice)
 
+    def builtin(self, identifier: str) -> cst.BaseExpression:
+        """A reference to a builtin for code this pass adds, safe from the user's own names."""
+        shadowed = identifier in self.reassigned or identifier in self.source.function.__code__.co_freevars
+        if shadowed or self.globals.get(identifier, getattr(builtins, identifier)) is not getattr(builtins, identifier):
+            return cst.Attribute(cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("builtins")), cst.Name(identifier))
+        return cst.Name(identifier)
+
     def is_builtin(self, node: cst.BaseExpression, builtin: str) -> bool:
-        return (
-            isinstance(node, cst.Name)
-            and node.value == builtin
-            and self.globals.get(builtin, getattr(builtins, builtin)) is getattr(builtins, builtin)
-        )
+        return isinstance(node, cst.Name) and node.value == builtin and isinstance(self.builtin(builtin), cst.Name)
 
     # -- statements --------------------------------------------------------------------------
     def block(self, statements) -> list:
@@ -161,20 +165,34 @@ class _Normalizer:
         self.loop_labels[id(loop)] = label
         self.emit(out, loop, origin)
 
-    def exit_test(self, condition: cst.BaseExpression, orelse, out: list, origin: cst.CSTNode) -> None:
-        """`if not condition: <orelse>; break` at the head of a loop body."""
-        leave = self.block(orelse.body.body) if orelse is not None else []
+    def exit_test(self, condition: cst.BaseExpression, orelse, body: list, origin: cst.CSTNode, label: str, out: list) -> list:
+        """`if not condition: <orelse>; break` at the head of a loop body; returns what must follow
+        the loop. An `else` that itself breaks or continues (the enclosing loop) runs after the
+        loop instead, behind a flag, so its jumps leave the right loop."""
+        leave: list = []
+        after: list = []
+        if orelse is not None and _jumps_out(orelse.body):
+            completed = self.namer.fresh(f"{label}_completed")
+            self.emit(out, syntax.assign(completed, cst.Name("False")), origin)
+            self.emit(leave, syntax.assign(completed, cst.Name("True")), origin)
+            self.emit(after, syntax.if_statement(cst.Name(completed), self.block(orelse.body.body)), origin)
+        elif orelse is not None:
+            leave = self.block(orelse.body.body)
         leave.append(cst.SimpleStatementLine([cst.Break()]))
-        self.emit(out, syntax.if_statement(syntax.negate(condition), leave), origin)
+        self.emit(body, syntax.if_statement(syntax.negate(condition), leave), origin)
+        return after
 
     def while_loop(self, node: cst.While, out: list) -> None:
         self.loops += 1
         body: list = []
         if not (isinstance(node.test, cst.Name) and node.test.value == "True"):
             condition = self.atom(node.test, body)
-            self.exit_test(condition, node.orelse, body, node)
+            after = self.exit_test(condition, node.orelse, body, node, f"while_{self.loops}", out)
+        else:
+            after = []
         body.extend(self.block(node.body.body))
         self.loop(f"while_{self.loops}", body, node, out)
+        out.extend(after)
 
     def for_loop(self, node: cst.For, out: list) -> None:
         self.loops += 1
@@ -188,15 +206,24 @@ class _Normalizer:
         if step is not None:
             self.range_loop(node, label, step, out)
             return
-        if isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "zip") and iterable.args and not any(a.keyword for a in iterable.args):
-            sequences = [self.sequence(arg.value, f"{label}_items", out, node) for arg in iterable.args]
-            lengths = [self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(s)]), out, node) for s in sequences]
-            count = lengths[0] if len(lengths) == 1 else self.temporary_value(cst.Call(cst.Name("min"), [cst.Arg(n) for n in lengths]), out, node)
+        if isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "zip") and _zip_arguments(iterable):
+            positional = [a for a in iterable.args if a.keyword is None]
+            strict = [a for a in iterable.args if a.keyword is not None]
+            sequences = [self.sequence(arg.value, f"{label}_items", out, node) for arg in positional]
+            lengths = [self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(s)]), out, node) for s in sequences]
+            if strict:  # zip(..., strict=flag): unequal lengths raise ValueError, checked up front
+                flag = self.atom(strict[0].value, out)
+                check = cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("zip_length"))
+                count = self.temporary_value(cst.Call(check, [cst.Arg(flag), *[cst.Arg(n) for n in lengths]]), out, node)
+            elif len(lengths) == 1:
+                count = lengths[0]
+            else:
+                count = self.temporary_value(cst.Call(self.builtin("min"), [cst.Arg(n) for n in lengths]), out, node)
             items = [self.temporary_value(cst.Subscript(s, [cst.SubscriptElement(cst.Index(index_atom))]), head, node) for s in sequences]
             self.bind_target(node.target, items, head, node)
         elif isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "enumerate") and 1 <= len(iterable.args) <= 2:
             sequence = self.sequence(iterable.args[0].value, f"{label}_items", out, node)
-            count = self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(sequence)]), body, node)
+            count = self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(sequence)]), body, node)
             position: cst.BaseExpression = index_atom
             if len(iterable.args) == 2:
                 start = self.atom(iterable.args[1].value, out)
@@ -205,16 +232,17 @@ class _Normalizer:
             self.bind_target(node.target, [position, item], head, node)
         else:
             sequence = self.sequence(iterable, f"{label}_items", out, node)
-            count = self.temporary_value(cst.Call(cst.Name("len"), [cst.Arg(sequence)]), body, node)
+            count = self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(sequence)]), body, node)
             item = cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))])
             self.assignment([node.target], item, head, node)
         self.emit(out, syntax.assign(index, cst.Integer("0")), node)
         more = self.temporary_value(cst.Comparison(index_atom, [cst.ComparisonTarget(cst.LessThan(), count)]), body, node)
-        self.exit_test(more, node.orelse, body, node)
+        after = self.exit_test(more, node.orelse, body, node, label, out)
         body.extend(head)
         self.emit(body, syntax.assign(index, cst.BinaryOperation(index_atom, cst.Add(), cst.Integer("1"))), node)
         body.extend(self.block(node.body.body))
         self.loop(label, body, node, out)
+        out.extend(after)
 
     def range_step(self, iterable: cst.BaseExpression) -> int | None:
         """The sign of a `range(...)` call's constant step (1 when omitted), else None."""
@@ -236,7 +264,8 @@ class _Normalizer:
         """`for i in range(...)` with a constant step: count with an int, no indexing."""
         atoms = [self.atom(a.value, out) for a in node.iter.args]
         start, stop, step = (cst.Integer("0"), atoms[0], cst.Integer("1")) if len(atoms) == 1 else (atoms[0], atoms[1], atoms[2] if len(atoms) == 3 else cst.Integer("1"))
-        self.emit(out, cst.SimpleStatementLine([cst.Expr(cst.Call(cst.Name("range"), [cst.Arg(a) for a in atoms]))]), node)
+        if not all(isinstance(a, cst.Integer) for a in atoms):  # let range() reject floats as Python would
+            self.emit(out, cst.SimpleStatementLine([cst.Expr(cst.Call(self.builtin("range"), [cst.Arg(a) for a in atoms]))]), node)
         if isinstance(stop, cst.Name) and stop.value in self.reassigned:  # range() saw its value once
             stop = self.temporary_value(stop, out, node)
         following = self.namer.fresh(f"{label}_next")
@@ -244,18 +273,19 @@ class _Normalizer:
         body: list = []
         operator = cst.LessThan() if sign > 0 else cst.GreaterThan()
         more = self.temporary_value(cst.Comparison(cst.Name(following), [cst.ComparisonTarget(operator, stop)]), body, node)
-        self.exit_test(more, node.orelse, body, node)
+        after = self.exit_test(more, node.orelse, body, node, label, out)
         self.assignment([node.target], cst.Name(following), body, node)
         self.emit(body, syntax.assign(following, cst.BinaryOperation(cst.Name(following), cst.Add(), step)), node)
         body.extend(self.block(node.body.body))
         self.loop(label, body, node, out)
+        out.extend(after)
 
     def sequence(self, iterable: cst.BaseExpression, base: str, out: list, origin: cst.CSTNode) -> cst.Name:
         """Bind an indexable snapshot of `iterable` (ranges, lists and tuples are kept as they are)."""
-        value = self.simple(iterable, out)
+        indexable = isinstance(iterable, (cst.List, cst.Tuple)) or (isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "range"))
+        value = self.simple(iterable, out) if indexable else self.atom(iterable, out)
         items = self.namer.fresh(base)
         call = cst.Call(cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("as_sequence")), [cst.Arg(value)])
-        indexable = isinstance(iterable, (cst.List, cst.Tuple)) or (isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "range"))
         self.emit(out, syntax.assign(items, value if indexable else call), origin)
         return cst.Name(items)
 
@@ -426,3 +456,32 @@ def _assigned_names(definition: cst.FunctionDef) -> set[str]:
 
     definition.body.visit(Binder())
     return found
+
+
+def _jumps_out(block: cst.BaseSuite) -> bool:
+    """Whether a loop's `else` block breaks or continues (the loop around the loop)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Break(self, node: cst.Break) -> None:
+            nonlocal found
+            found = True
+
+        def visit_Continue(self, node: cst.Continue) -> None:
+            nonlocal found
+            found = True
+
+        def visit_For(self, node: cst.For) -> bool:
+            return False
+
+        def visit_While(self, node: cst.While) -> bool:
+            return False
+
+    block.visit(Finder())
+    return found
+
+
+def _zip_arguments(call: cst.Call) -> bool:
+    """Positional sequences, optionally followed by `strict=`: the zips a loop can index."""
+    keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+    return any(a.keyword is None for a in call.args) and keywords in ([], ["strict"]) and not any(a.star for a in call.args)

@@ -7,9 +7,11 @@ import libcst as cst
 _BINARY = {
     cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
     cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
-    cst.Power: operator.pow, cst.MatrixMultiply: operator.matmul,
+    cst.Power: operator.pow, cst.MatrixMultiply: operator.matmul, cst.BitAnd: operator.and_,
+    cst.BitOr: operator.or_, cst.BitXor: operator.xor, cst.LeftShift: operator.lshift,
+    cst.RightShift: operator.rshift,
 }
-_UNARY = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_}
+_UNARY = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_, cst.BitInvert: operator.invert}
 
 
 def binary_primitive(node: cst.BaseBinaryOp):

@@ -7,13 +7,12 @@ import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
+from cpsgrad.errors import ArgumentError
+from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import activity, cps, emit, fence, normalize, source, syntax
 from cpsgrad.transforms.adjoint import Generator
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
-
-from cpsgrad.errors import ArgumentError
-from cpsgrad.rules.registry import TABLE
 
 STAGES = ("normalize", "cps", "final")
 
@@ -85,6 +84,8 @@ def _front(read: source.FunctionSource, argnums: tuple[int, ...]) -> _Front:
                 f"{len(positional)} positional parameters {tuple(positional)}"
             )
     differentiated = tuple(positional[p] for p in argnums)
+    if len(set(differentiated)) != len(differentiated):
+        raise ArgumentError(f"argnums {argnums} names a parameter twice: {differentiated}")
     resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized))
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
     program = cps.convert(normalized, active, Namer(names_in(normalized.definition)))
@@ -102,7 +103,7 @@ def stage_text(function, argnums: tuple[int, ...], stage: str) -> str:
 def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
     front = _front(read, argnums)
     program = front.program
-    generator = Generator(program, front.resolver)
+    generator = Generator(program, front.resolver, front.differentiated)
     body = generator.generate()
     entry = program.function.name + "__cps"
     wrapper = program.function.name + "__program"

@@ -6,6 +6,8 @@ import builtins
 import types
 
 import libcst as cst
+
+from cpsgrad import runtime
 from cpsgrad.transforms import syntax
 
 _MISSING = object()
@@ -24,6 +26,8 @@ class Resolver:
     def lookup(self, identifier: str):
         if identifier in self.local_names:
             return _MISSING
+        if identifier == "cpsgrad_runtime":  # the name normalize's own calls use
+            return runtime
         if identifier in self.closure:
             try:
                 return self.closure[identifier].cell_contents

@@ -76,19 +76,70 @@ def is_atom(node: cst.BaseExpression) -> bool:
 def variables_read(node: cst.CSTNode) -> list[str]:
     """Names read as variables in `node`, in order (attribute names and keywords excluded)."""
     found: list[str] = []
-
-    class Reader(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value not in ("True", "False", "None"):
-                found.append(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(Reader())
+    _read(node, found)
     return found
+
+
+def _read(node: cst.CSTNode, found: list[str]) -> None:
+    """A direct walk over the core language's nodes; anything else goes to a libcst visitor."""
+    if isinstance(node, cst.Name):
+        if node.value not in ("True", "False", "None"):
+            found.append(node.value)
+    elif isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return
+    elif isinstance(node, cst.Attribute):
+        _read(node.value, found)
+    elif isinstance(node, cst.BinaryOperation):
+        _read(node.left, found)
+        _read(node.right, found)
+    elif isinstance(node, cst.UnaryOperation):
+        _read(node.expression, found)
+    elif isinstance(node, cst.Comparison):
+        _read(node.left, found)
+        for target in node.comparisons:
+            _read(target.comparator, found)
+    elif isinstance(node, cst.Call):
+        _read(node.func, found)
+        for argument in node.args:
+            _read(argument.value, found)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            _read(element.value, found)
+    elif isinstance(node, cst.Subscript):
+        _read(node.value, found)
+        for element in node.slice:
+            index = element.slice
+            parts = [index.value] if isinstance(index, cst.Index) else [index.lower, index.upper, index.step]
+            for part in parts:
+                if part is not None:
+                    _read(part, found)
+    elif isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            _read(small, found)
+    elif isinstance(node, (cst.Expr, cst.Return)):
+        if node.value is not None:
+            _read(node.value, found)
+    elif isinstance(node, cst.Assign):
+        _read(node.value, found)
+    else:
+        node.visit(_Reader(found))
+
+
+class _Reader(cst.CSTVisitor):
+    def __init__(self, found: list[str]):
+        self.found = found
+
+    def visit_Name(self, n: cst.Name) -> None:
+        if n.value not in ("True", "False", "None"):
+            self.found.append(n.value)
+
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        n.value.visit(self)
+        return False
+
+    def visit_Arg(self, n: cst.Arg) -> bool:
+        n.value.visit(self)
+        return False
+
+    def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
+        return False

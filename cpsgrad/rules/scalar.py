@@ -141,11 +141,33 @@ def sum_start(xs, start):
     start_d += y_d
 
 
+@rule(divmod)
+def divmod_(x, y):
+    z = divmod(x, y)
+    z_d = yield z
+    x_d += cpsgrad_runtime.item(z_d, 1)
+    y_d += -cpsgrad_runtime.item(z_d, 1) * (x // y)
+
+
 @rule(tuple)
 def tuple_(xs):
     y = tuple(xs)
     y_d = yield y
     xs_d += y_d
+
+
+@rule(cpsgrad_runtime.as_sequence)
+def as_sequence(xs):
+    y = cpsgrad_runtime.as_sequence(xs)
+    y_d = yield y
+    xs_d += y_d
+
+
+@rule(reversed)
+def reversed_(xs):
+    y = reversed(xs)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.reverse(y_d)
 
 
 @rule(list)
@@ -168,7 +190,8 @@ def _not_differentiable(primitive):
 for _primitive in (
     int, bool, round, len, range, print, isinstance, str, repr, id, type, callable, hash,
     builtins.format, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
-    math.isclose,
+    math.isclose, operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
+    operator.invert,
 ):
     _not_differentiable(_primitive)
 
@@ -200,14 +223,14 @@ def tan(x):
 def asin(x):
     y = math.asin(x)
     y_d = yield y
-    x_d += y_d / math.sqrt(1.0 - x * x)
+    x_d += cpsgrad_runtime.divide(y_d, math.sqrt(1.0 - x * x))
 
 
 @rule(math.acos)
 def acos(x):
     y = math.acos(x)
     y_d = yield y
-    x_d += -y_d / math.sqrt(1.0 - x * x)
+    x_d += cpsgrad_runtime.divide(-y_d, math.sqrt(1.0 - x * x))
 
 
 @rule(math.atan)
@@ -221,8 +244,8 @@ def atan(x):
 def atan2(y, x):
     z = math.atan2(y, x)
     z_d = yield z
-    y_d += z_d * x / (x * x + y * y)
-    x_d += -z_d * y / (x * x + y * y)
+    y_d += cpsgrad_runtime.divide(z_d * x, x * x + y * y)
+    x_d += cpsgrad_runtime.divide(-z_d * y, x * x + y * y)
 
 
 @rule(math.sinh)
@@ -257,7 +280,7 @@ def asinh(x):
 def acosh(x):
     y = math.acosh(x)
     y_d = yield y
-    x_d += y_d / math.sqrt(x * x - 1.0)
+    x_d += cpsgrad_runtime.divide(y_d, math.sqrt(x * x - 1.0))
 
 
 @rule(math.atanh)
@@ -328,14 +351,14 @@ def log1p(x):
 def sqrt(x):
     y = math.sqrt(x)
     y_d = yield y
-    x_d += y_d * 0.5 / y
+    x_d += cpsgrad_runtime.divide(y_d * 0.5, y)
 
 
 @rule(math.cbrt)
 def cbrt(x):
     y = math.cbrt(x)
     y_d = yield y
-    x_d += y_d / (3.0 * y * y)
+    x_d += cpsgrad_runtime.divide(y_d, 3.0 * y * y)
 
 
 @rule(math.pow)
@@ -350,8 +373,8 @@ def math_pow(x, y):
 def hypot(x, y):
     z = math.hypot(x, y)
     z_d = yield z
-    x_d += z_d * x / z
-    y_d += z_d * y / z
+    x_d += cpsgrad_runtime.divide(z_d * x, z)
+    y_d += cpsgrad_runtime.divide(z_d * y, z)
 
 
 @rule(math.fabs)
@@ -415,3 +438,26 @@ def fsum(xs):
     y = math.fsum(xs)
     y_d = yield y
     xs_d += cpsgrad_runtime.repeated(len(xs), y_d)
+
+
+@rule(math.fmod)
+def fmod(x, y):
+    z = math.fmod(x, y)
+    z_d = yield z
+    x_d += z_d
+    y_d += -z_d * math.trunc(x / y)
+
+
+@rule(math.prod)
+def prod(xs):
+    y = math.prod(xs)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.product_adjoint(xs, y_d)
+
+
+@rule(math.dist)
+def dist(p, q):
+    z = math.dist(p, q)
+    z_d = yield z
+    p_d += cpsgrad_runtime.distance_adjoint(p, q, z, z_d)
+    q_d += cpsgrad_runtime.distance_adjoint(q, p, z, z_d)

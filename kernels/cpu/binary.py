@@ -9,6 +9,7 @@ give half the adjoint to each side (JAX's convention).
 import math
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 from cpsgrad.kernels.cpu.shapes import flat, unbroadcast
 

@@ -6,6 +6,7 @@ constant ~8 ms a call on the 2-core machine, more than the work); the products r
 """
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 from cpsgrad.kernels.cpu.shapes import pair
 

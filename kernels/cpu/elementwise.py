@@ -8,6 +8,7 @@ and clip at a bound gives 0.5.
 import math
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 from cpsgrad.kernels.cpu.shapes import flat
 

@@ -5,6 +5,7 @@ an order of magnitude slower); the rest are numpy copies.
 """
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 
 

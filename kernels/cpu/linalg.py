@@ -5,6 +5,7 @@ numpy's promotion of 1-D operands and sums broadcast batch axes away.
 """
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.shapes import unbroadcast
 
 

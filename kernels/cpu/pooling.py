@@ -5,6 +5,7 @@ as -inf for max and as zeros in the average (PyTorch's ``count_include_pad=True`
 """
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 from cpsgrad.kernels.cpu.shapes import pair
 

@@ -7,6 +7,7 @@ in the backward, the gate adjoints are one numba pass each with no temporaries.
 import math
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 
 

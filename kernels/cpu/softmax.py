@@ -8,6 +8,7 @@ temporaries.
 import math
 
 import numpy as np
+
 from cpsgrad.kernels.cpu.jit import serial
 from cpsgrad.kernels.cpu.shapes import from_rows, reduction_axes, to_rows
 

@@ -105,8 +105,8 @@ def uses_match(x):
     return x
 
 
-def uses_bitwise(x):
-    return int(x) & 1
+def uses_matrix_product(x):
+    return x @ x
 
 
 async def uses_async(x):
@@ -134,6 +134,6 @@ REJECTED = {
     "uses_star_args": ("*args parameter", 0),
     "uses_class": ("class definition", 1),
     "uses_match": ("match statement", 1),
-    "uses_bitwise": ("operator &", 1),
+    "uses_matrix_product": ("operator @", 1),
     "uses_async": ("async def", 0),
 }

@@ -1,0 +1,141 @@
+"""Programs that once went wrong (found by adversarial testing); each must stay right."""
+
+import math
+
+
+def len(sequence):  # noqa: A001  (shadows the builtin on purpose)
+    return 1
+
+
+def break_in_inner_else(x, n):
+    s = x
+    for _ in range(n):
+        for _ in range(1):
+            s = s * 2.0
+        else:
+            break
+    return s
+
+
+def continue_in_inner_else(x, n):
+    s = x
+    for _ in range(n):
+        j = 0
+        while j < 1:
+            s = s * 2.0
+            j += 1
+        else:
+            continue
+        s = s * 100.0
+    return s
+
+
+def linear(x, y):
+    return x * 3.0 + y
+
+
+def global_len_shadowed(x, data):
+    s = 0.0
+    for d in data:
+        s += d * x
+    return s
+
+
+def local_len_shadowed(x, data):
+    len = 3.0  # noqa: F811
+    s = 0.0
+    for d in data:
+        s += d * x * len
+    return s
+
+
+def appends(x):
+    values = []
+    values.append(x)
+    return values[0]
+
+
+def reverses(x):
+    values = [x, 2.0]
+    values.reverse()
+    return values[0]
+
+
+def pops(x):
+    values = [x, 2.0]
+    return values.pop()
+
+
+def repeats(x):
+    values = [x] * 2
+    return values[1]
+
+
+def concatenates(x, data):
+    values = data + [x]
+    return values[-1] * values[0]
+
+
+def loop_over_reversed(x):
+    s = 0.0
+    for v in reversed([x, 2.0 * x]):
+        s = s * 10.0 + v
+    return s
+
+
+def loop_over_tuple_variable(x):
+    pair = (x, 2.0)
+    s = 0.0
+    for v in pair:
+        s = s + v * v
+    return s
+
+
+def zip_of_one_list(x):
+    values = [x, 3.0]
+    s = 0.0
+    for p, q in zip(values, values, strict=True):
+        s = s + p * q
+    return s
+
+
+def compares_unbound(x):
+    if x > 0:
+        y = x * 2.0
+    if y == 1.0:
+        return x
+    return x * 3.0
+
+
+def returns_unbound(x):
+    if x > 0:
+        y = x * 2.0
+    return y
+
+
+def square_root(x):
+    return math.sqrt(x)
+
+
+def square_root_times_zero(x):
+    return math.sqrt(x) * 0.0 + x
+
+
+def bitwise_on_data(x, n):
+    return x * (n & 1) + x * (n >> 1) + x * (~n)
+
+
+def remainder(x, y):
+    quotient, rest = divmod(x, y)
+    return rest * quotient + math.fmod(x, y)
+
+
+def product_and_distance(x, y):
+    return math.prod([x, y, 2.0]) + math.dist((x, y), (1.0, 2.0))
+
+
+def zip_strict_mismatch(x, data):
+    s = 0.0
+    for a, b in zip((x, x), data, strict=True):
+        s = s + a * b
+    return s

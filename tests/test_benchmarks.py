@@ -1,0 +1,17 @@
+"""The scalar benchmark runs and checks its gradients (peers off: they are the bench extra)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_scalar_benchmark_quick_run_agrees_with_hand_written_adjoints():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scalar.py"), "--quick", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for workload in ("loop, 100 steps", "pendulum", "Taylor sin(5)"):
+        assert workload in result.stdout

@@ -1,0 +1,92 @@
+"""Regressions from adversarial testing: wrong answers once, right (or clearly refused) now."""
+
+import math
+
+import pytest
+
+import cpsgrad
+from cpsgrad.testing import check_grad
+from tests.cases import regressions as cases
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments", "expected"),
+    [
+        (cases.break_in_inner_else, (1.5, 3), (3.0, 2.0)),
+        (cases.continue_in_inner_else, (1.5, 3), (12.0, 8.0)),
+        (cases.global_len_shadowed, (1.5, [1.0, 2.0, 3.0]), (9.0, 6.0)),
+        (cases.local_len_shadowed, (1.5, [1.0, 2.0, 3.0]), (27.0, 18.0)),
+        (cases.loop_over_reversed, (1.5,), (31.5, 21.0)),
+        (cases.loop_over_tuple_variable, (1.5,), (6.25, 3.0)),
+        (cases.zip_of_one_list, (1.5,), (11.25, 3.0)),
+        (cases.bitwise_on_data, (1.5, 5), (1.5 + 3.0 - 9.0, -3.0)),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_value_and_gradient(function, arguments, expected):
+    assert cpsgrad.value_and_grad(function)(*arguments) == expected
+    assert function(*arguments) == expected[0]
+
+
+def test_tuple_argnums_keep_their_order_and_may_not_repeat():
+    assert cpsgrad.grad(cases.linear, argnums=(1, 0))(1.0, 1.0) == (1.0, 3.0)
+    assert cpsgrad.grad(cases.linear, argnums=(-1, 0))(1.0, 1.0) == (1.0, 3.0)
+    with pytest.raises(cpsgrad.ArgumentError, match="twice"):
+        cpsgrad.grad(cases.linear, argnums=(0, 0))(1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments", "construct"),
+    [
+        (cases.appends, (1.5,), "method call values.append"),
+        (cases.reverses, (1.5,), "method call values.reverse"),
+        (cases.pops, (1.5,), "method call values.pop"),
+        (cases.repeats, (1.5,), "operator * on a sequence"),
+        (cases.concatenates, (1.5, [2.0]), "operator + on a sequence"),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_container_mutation_and_arithmetic_are_refused(function, arguments, construct):
+    with pytest.raises(cpsgrad.UnsupportedError) as raised:
+        cpsgrad.grad(function)(*arguments)
+    assert raised.value.construct == construct
+
+
+@pytest.mark.parametrize("function", [cases.compares_unbound, cases.returns_unbound])
+def test_a_variable_unbound_on_the_path_taken_raises_as_python_does(function):
+    with pytest.raises(UnboundLocalError):
+        function(-1.0)
+    with pytest.raises(UnboundLocalError):
+        cpsgrad.value_and_grad(function)(-1.0)
+    assert cpsgrad.value_and_grad(function)(1.0)[0] == function(1.0)
+
+
+def test_singular_derivatives_are_ieee_not_exceptions():
+    assert cpsgrad.value_and_grad(cases.square_root)(0.0) == (0.0, math.inf)
+    value, gradient = cpsgrad.value_and_grad(cases.square_root_times_zero)(0.0)
+    assert value == 0.0 and math.isnan(gradient)
+
+
+@pytest.mark.parametrize("arguments", [(7.5, 2.0), (-7.5, 2.0), (7.3, -2.5), (1.25, 3.5)])
+def test_divmod_and_fmod(arguments):
+    check = check_grad(cases.remainder, *arguments, argnums=(0, 1))
+    assert not check.skipped
+
+
+@pytest.mark.parametrize("arguments", [(0.5, 1.5), (-2.0, 3.0), (4.0, 0.25)])
+def test_prod_and_dist(arguments):
+    check = check_grad(cases.product_and_distance, *arguments, argnums=(0, 1))
+    assert not check.skipped
+
+
+def test_a_loop_that_just_returns_needs_no_exit_continuation():
+    text = cpsgrad.show(cases.global_len_shadowed)
+    assert "after_for_1" not in text and "out, s_d = k(s)" in text
+
+
+def test_zip_strict_raises_on_unequal_lengths_like_python():
+    with pytest.raises(ValueError):
+        cases.zip_strict_mismatch(1.0, [1.0])
+    with pytest.raises(ValueError, match="different lengths"):
+        cpsgrad.grad(cases.zip_strict_mismatch)(1.0, [1.0])
+    assert cpsgrad.value_and_grad(cases.zip_strict_mismatch)(1.5, [2.0, 3.0]) == (7.5, 5.0)
