@@ -9,6 +9,7 @@ import os
 import timeit
 
 import numpy as np
+
 from cpsgrad.kernels import dispatch
 
 try:

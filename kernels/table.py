@@ -20,9 +20,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Kernel", "describe", "device_of", "dispatch", "ops", "register"]
+__all__ = ["DeviceMismatchError", "Kernel", "describe", "device_of", "dispatch", "ops", "register"]
 
 DEVICES = ("cpu", "cuda")
+
+# numba's CUDA simulator arrays have no __cuda_array_interface__, so they are known by type.
+_SIMULATOR_ARRAYS = "numba.cuda.simulator.cudadrv.devicearray"
+
+
+class DeviceMismatchError(TypeError, ValueError):
+    """Host and device arrays mixed in one op (a TypeError; a ValueError for older callers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +93,7 @@ def device_of(array) -> str | None:
     """The device an array lives on, or None for anything that is not an array."""
     if isinstance(array, np.ndarray):
         return "cpu"
-    if hasattr(array, "__cuda_array_interface__"):
+    if hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
         return "cuda"
     return None
 
@@ -103,7 +110,8 @@ def dispatch(op: str, *arrays) -> Kernel:
     """The kernel for ``op`` on the device of ``arrays``, after checking their dtypes.
 
     Non-array arguments (Python scalars, None) are skipped. Raises KeyError for an unknown op,
-    ValueError for arrays on different devices and TypeError for an unsupported dtype.
+    DeviceMismatchError (a TypeError) for host and device arrays mixed, and TypeError for an
+    unsupported dtype.
     """
     devices = _table.get(op)
     if devices is None:
@@ -114,7 +122,10 @@ def dispatch(op: str, *arrays) -> Kernel:
         if found is None or found == device:
             continue
         if device is not None:
-            raise ValueError(f"{op}: arrays on different devices ({device} and {found})")
+            raise DeviceMismatchError(
+                f"{op}: arrays on different devices ({device} and {found}); move them to one "
+                "with cpsgrad.kernels.to_device or cpsgrad.kernels.to_host"
+            )
         device = found
     if device is None:
         raise TypeError(f"{op}: expected at least one array argument")
@@ -145,17 +156,21 @@ def ops() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
 
 
 def describe() -> list[str]:
-    """One aligned line an op: ``name  devices  dtypes``."""
-    rows = ops()
+    """One aligned line an op: ``name  devices  dtypes``, e.g. ``conv2d  cpu cuda  float32 float64``."""
+    rows = [(name, " ".join(devs), " ".join(dts)) for name, devs, dts in ops()]
     width = max((len(name) for name, _, _ in rows), default=0)
-    return [f"{name:<{width}}  {','.join(devs)}  {' '.join(dts)}" for name, devs, dts in rows]
+    devices = max((len(devs) for _, devs, _ in rows), default=0)
+    return [f"{name:<{width}}  {devs:<{devices}}  {dts}" for name, devs, dts in rows]
 
 
 def _load_catalogs() -> None:
-    from cpsgrad.kernels.cpu import CATALOG
+    from cpsgrad.kernels import cpu, cuda
 
-    for op, (module, index_args) in CATALOG.items():
-        _register_lazy(op, "cpu", f"cpsgrad.kernels.cpu.{module}", ("float32", "float64"), index_args)
+    # Both catalogs are import-free: the CUDA entries cost nothing until a device array arrives.
+    for device, catalog in (("cpu", cpu.CATALOG), ("cuda", cuda.CATALOG)):
+        for op, (module, index_args) in catalog.items():
+            package = f"cpsgrad.kernels.{device}.{module}"
+            _register_lazy(op, device, package, ("float32", "float64"), index_args)
 
 
 _load_catalogs()

@@ -1,8 +1,9 @@
 """Shared checkers for the kernel tests: naive references, finite differences, float32 vs float64."""
 
 import numpy as np
-from cpsgrad.kernels import dispatch
 from numpy.testing import assert_allclose
+
+from cpsgrad.kernels import dispatch
 
 STEP = 1e-6
 

@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from cpsgrad.kernels import dispatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from kernel_checks import check_op
 from numpy.testing import assert_array_equal
+
+from cpsgrad.kernels import dispatch
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)

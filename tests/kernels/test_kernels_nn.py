@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from cpsgrad.kernels import dispatch, nn
 from kernel_checks import check_op
 from numpy.testing import assert_allclose, assert_array_equal
+
+from cpsgrad.kernels import dispatch, nn
 
 RNG = np.random.default_rng(7)
 

@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
-from cpsgrad.kernels import dispatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from kernel_checks import check_op
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
+
+from cpsgrad.kernels import dispatch
 
 # Distinct values a grid step apart keep max/min away from ties under finite differences.
 GRID = st.integers(-30, 30).map(lambda v: v / 10)

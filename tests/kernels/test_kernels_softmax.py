@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from cpsgrad.kernels import dispatch, nn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from kernel_checks import check_op
 from numpy.testing import assert_allclose
+
+from cpsgrad.kernels import dispatch, nn
 
 
 def naive_softmax(x, axis=-1):

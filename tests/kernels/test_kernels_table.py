@@ -5,9 +5,9 @@ import sys
 
 import numpy as np
 import pytest
-from cpsgrad.kernels import dispatch, register
 
 from cpsgrad import kernels
+from cpsgrad.kernels import dispatch, register
 
 
 class FakeDeviceArray:
