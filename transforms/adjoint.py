@@ -17,8 +17,8 @@ import libcst as cst
 
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
-from cpsgrad.rules.registry import ADJOINT_SUFFIX, TABLE, Rule
-from cpsgrad.transforms import syntax
+from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
+from cpsgrad.transforms import naming, syntax
 from cpsgrad.transforms.cps import Block, Branch, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
@@ -96,7 +96,7 @@ class Generator:
         for continuation in program.continuations:
             self.namer.reserve(continuation.name)
         self.suffix = self._adjoint_suffix()
-        self.out = self.namer.fresh("out")
+        self.out = self.namer.fresh(naming.RESULT)
         self.k = program.continuation_name
         self.namespace: dict[str, object] = {}
         self.free_adjoints = self._free_adjoints()
@@ -105,7 +105,7 @@ class Generator:
     # -- names -------------------------------------------------------------------------------
     def _adjoint_suffix(self) -> str:
         taken = self.namer.taken
-        suffix = ADJOINT_SUFFIX
+        suffix = naming.ADJOINT_SUFFIX
         attempt = 0
         while any(name + suffix in taken for name in taken):
             attempt += 1
@@ -186,7 +186,7 @@ class Generator:
     # -- program -----------------------------------------------------------------------------
     def generate(self) -> str:
         function = self.program.function
-        name = function.name + "__cps"
+        name = naming.cps_function(function.name)
         lines = [f"def {name}({', '.join([*function.parameters, self.k])}):"]
         for continuation in self.program.continuations:
             lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
@@ -503,7 +503,7 @@ class Generator:
             atom = record.bound.get(parameter)
             if atom is not None:
                 mapping[parameter] = _parenthesized(atom)
-            accumulators[parameter + ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
+            accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
         mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
         renamer = Renamer(mapping)
         for statement in backward:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import naming, syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.naming import Namer
 from cpsgrad.transforms.normalize import Normalized
@@ -239,7 +239,7 @@ class _Converter:
             orelse = orelse + rest if _falls_through(orelse) else orelse
         elif rest and _falls_through(then) and _falls_through(orelse):
             self.joins += 1
-            join = self.continuation(f"if_{self.joins}_join", join_live, "join")
+            join = self.continuation(naming.join(self.joins), join_live, "join")
             inner = _Context(Jump(join), set(join.parameters) | set(self.invariants), context.exits, context.break_to, context.continue_to)
         elif rest:
             then = then + rest if _falls_through(then) else then
@@ -259,7 +259,7 @@ class _Converter:
         if rest and _is_return(rest):
             exit_to = Return(_small(rest[0]).value, rest[0])
         elif rest:
-            exit_continuation = self.continuation(f"after_{label}", after_live, "exit")
+            exit_continuation = self.continuation(naming.loop_exit(label), after_live, "exit")
             exit_to = Jump(exit_continuation)
         loop_context = _Context(Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head))
         head.body = self.block(list(statement.body.body), loop_context)
@@ -282,7 +282,7 @@ def _first_appearance(parameters: list[str], definition: cst.FunctionDef) -> lis
 def convert(normalized: Normalized, active: set[str], namer: Namer) -> Program:
     """Cut `normalized` into continuations."""
     converter = _Converter(normalized, active, namer)
-    continuation_name = namer.fresh("k")
+    continuation_name = namer.fresh(naming.CONTINUATION)
     function = Continuation(normalized.definition.name.value, list(normalized.parameters), kind="function")
     function.body = converter.block(list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set()))
     return Program(normalized, function, converter.continuations, converter.invariants, active, converter.order, continuation_name, namer)
@@ -294,7 +294,7 @@ def convert(normalized: Normalized, active: set[str], namer: Namer) -> Program:
 def render(program: Program) -> str:
     """The CPS program without derivatives: what `cpsgrad show --stage cps` prints."""
     k = program.continuation_name
-    lines = [f"def {program.function.name}__cps({', '.join([*program.function.parameters, k])}):"]
+    lines = [f"def {naming.cps_function(program.function.name)}({', '.join([*program.function.parameters, k])}):"]
     for continuation in program.continuations:
         lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
         _render_block(continuation.body, 2, lines, k, set(continuation.parameters) | set(program.invariants))

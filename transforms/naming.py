@@ -9,10 +9,36 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-ADJOINT_SUFFIX = "_d"
-CPS_SUFFIX = "__cps"
-CONTINUATION = "k"
-RESULT = "out"
+ADJOINT_SUFFIX = "_d"  # y -> y_d (switched to _adj, _adj2, ... if the user's names collide)
+CONTINUATION = "k"  # the function's own continuation parameter
+RESULT = "out"  # the program's final value, threaded back through every continuation
+TEMPORARY = "t"  # t1, t2, ... made by normalize
+
+
+def cps_function(function: str) -> str:
+    return f"{function}__cps"
+
+
+def program_wrapper(function: str) -> str:
+    return f"{function}__program"
+
+
+def loop_label(kind: str, number: int) -> str:
+    """`while_1`, `for_2`: a loop's continuation, and the prefix of its state (`for_2_index`)."""
+    return f"{kind}_{number}"
+
+
+def loop_state(label: str, role: str) -> str:
+    """`for_2_items`, `for_2_index`, `for_2_next`, `while_1_completed`."""
+    return f"{label}_{role}"
+
+
+def loop_exit(label: str) -> str:
+    return f"after_{label}"
+
+
+def join(number: int) -> str:
+    return f"if_{number}_join"
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
@@ -56,4 +82,4 @@ class Namer:
 
     def temporary(self) -> str:
         """A temporary of the normalized program: t1, t2, ..."""
-        return self.numbered("t", separator="")
+        return self.numbered(TEMPORARY, separator="")

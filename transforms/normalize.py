@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import naming, syntax
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.source import FunctionSource
 
@@ -172,7 +172,7 @@ class _Normalizer:
         leave: list = []
         after: list = []
         if orelse is not None and _jumps_out(orelse.body):
-            completed = self.namer.fresh(f"{label}_completed")
+            completed = self.namer.fresh(naming.loop_state(label, "completed"))
             self.emit(out, syntax.assign(completed, cst.Name("False")), origin)
             self.emit(leave, syntax.assign(completed, cst.Name("True")), origin)
             self.emit(after, syntax.if_statement(cst.Name(completed), self.block(orelse.body.body)), origin)
@@ -187,17 +187,17 @@ class _Normalizer:
         body: list = []
         if not (isinstance(node.test, cst.Name) and node.test.value == "True"):
             condition = self.atom(node.test, body)
-            after = self.exit_test(condition, node.orelse, body, node, f"while_{self.loops}", out)
+            after = self.exit_test(condition, node.orelse, body, node, naming.loop_label("while", self.loops), out)
         else:
             after = []
         body.extend(self.block(node.body.body))
-        self.loop(f"while_{self.loops}", body, node, out)
+        self.loop(naming.loop_label("while", self.loops), body, node, out)
         out.extend(after)
 
     def for_loop(self, node: cst.For, out: list) -> None:
         self.loops += 1
-        label = f"for_{self.loops}"
-        index = self.namer.fresh(f"{label}_index")
+        label = naming.loop_label("for", self.loops)
+        index = self.namer.fresh(naming.loop_state(label, "index"))
         iterable = node.iter
         body: list = []
         head: list = []  # statements binding the loop target from the current index
@@ -209,7 +209,7 @@ class _Normalizer:
         if isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "zip") and _zip_arguments(iterable):
             positional = [a for a in iterable.args if a.keyword is None]
             strict = [a for a in iterable.args if a.keyword is not None]
-            sequences = [self.sequence(arg.value, f"{label}_items", out, node) for arg in positional]
+            sequences = [self.sequence(arg.value, naming.loop_state(label, "items"), out, node) for arg in positional]
             lengths = [self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(s)]), out, node) for s in sequences]
             if strict:  # zip(..., strict=flag): unequal lengths raise ValueError, checked up front
                 flag = self.atom(strict[0].value, out)
@@ -222,7 +222,7 @@ class _Normalizer:
             items = [self.temporary_value(cst.Subscript(s, [cst.SubscriptElement(cst.Index(index_atom))]), head, node) for s in sequences]
             self.bind_target(node.target, items, head, node)
         elif isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "enumerate") and 1 <= len(iterable.args) <= 2:
-            sequence = self.sequence(iterable.args[0].value, f"{label}_items", out, node)
+            sequence = self.sequence(iterable.args[0].value, naming.loop_state(label, "items"), out, node)
             count = self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(sequence)]), body, node)
             position: cst.BaseExpression = index_atom
             if len(iterable.args) == 2:
@@ -231,7 +231,7 @@ class _Normalizer:
             item = self.temporary_value(cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))]), head, node)
             self.bind_target(node.target, [position, item], head, node)
         else:
-            sequence = self.sequence(iterable, f"{label}_items", out, node)
+            sequence = self.sequence(iterable, naming.loop_state(label, "items"), out, node)
             count = self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(sequence)]), body, node)
             item = cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))])
             self.assignment([node.target], item, head, node)
@@ -268,7 +268,7 @@ class _Normalizer:
             self.emit(out, cst.SimpleStatementLine([cst.Expr(cst.Call(self.builtin("range"), [cst.Arg(a) for a in atoms]))]), node)
         if isinstance(stop, cst.Name) and stop.value in self.reassigned:  # range() saw its value once
             stop = self.temporary_value(stop, out, node)
-        following = self.namer.fresh(f"{label}_next")
+        following = self.namer.fresh(naming.loop_state(label, "next"))
         self.emit(out, syntax.assign(following, start), node)
         body: list = []
         operator = cst.LessThan() if sign > 0 else cst.GreaterThan()

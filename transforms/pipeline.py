@@ -9,7 +9,7 @@ from functools import cached_property
 
 from cpsgrad.errors import ArgumentError
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import activity, cps, emit, fence, normalize, source, syntax
+from cpsgrad.transforms import activity, cps, emit, fence, naming, normalize, source, syntax
 from cpsgrad.transforms.adjoint import Generator
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
@@ -105,8 +105,8 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...]) -> Transformed:
     program = front.program
     generator = Generator(program, front.resolver, front.differentiated)
     body = generator.generate()
-    entry = program.function.name + "__cps"
-    wrapper = program.function.name + "__program"
+    entry = naming.cps_function(program.function.name)
+    wrapper = naming.program_wrapper(program.function.name)
     parameters = emit.wrapper_parameters(read.function, generator.namespace)
     indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     final = (

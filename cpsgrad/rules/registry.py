@@ -20,7 +20,7 @@ import libcst as cst
 
 from cpsgrad.errors import CpsgradError
 
-ADJOINT_SUFFIX = "_d"
+TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its parameter `x`
 
 
 @dataclass
