@@ -1,0 +1,192 @@
+"""Broadcasting binary ops and ``where`` on the device.
+
+One forward kernel reads both operands through broadcast strides (no broadcast copies); the
+backward kernel writes both adjoints over the broadcast shape in one pass, then broadcast axes
+are summed away by a block reduction. Ties in maximum/minimum give half to each side (JAX).
+"""
+
+import math
+
+from numba import cuda
+
+from cpsgrad.kernels.cuda.arrays import adjoint, empty, flat, metadata, operand
+from cpsgrad.kernels.cuda.jit import device, kernel, launch
+from cpsgrad.kernels.cuda.layout import broadcast_shape, strides_of, sum_to_shape
+
+ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM = range(7)
+
+
+@device
+def _offsets(i, meta):
+    """Offsets into the first and second operand of broadcast element ``i`` (meta rows:
+    output shape, first strides, second strides)."""
+    rest, first, second = i, 0, 0
+    for axis in range(meta.shape[1] - 1, -1, -1):
+        index = rest % meta[0, axis]
+        rest //= meta[0, axis]
+        first += index * meta[1, axis]
+        second += index * meta[2, axis]
+    return first, second
+
+
+@device
+def _combine(code, a, b):
+    if code == ADD:
+        return a + b
+    if code == SUB:
+        return a - b
+    if code == MUL:
+        return a * b
+    if code == DIV:
+        return a / b
+    if code == POW:
+        return a**b
+    if code == MAXIMUM:
+        return max(a, b)
+    return min(a, b)
+
+
+@kernel("void({f}[::1], {f}[::1], {f}[::1], int64[:, ::1], int64)")
+def _forward(a, b, out, meta, code):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        first, second = _offsets(i, meta)
+        out[i] = _combine(code, a[first], b[second])
+
+
+@kernel("void({f}[::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64[:, ::1], int64)")
+def _backward(g, a, b, y, grad_a, grad_b, meta, code):
+    for i in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+        first, second = _offsets(i, meta)
+        left, right, gi = a[first], b[second], g[i]
+        if code == ADD or code == SUB:
+            grad_a[i], grad_b[i] = gi, gi if code == ADD else -gi
+        elif code == MUL:
+            grad_a[i], grad_b[i] = gi * right, gi * left
+        elif code == DIV:
+            grad_a[i], grad_b[i] = gi / right, -gi * y[i] / right
+        elif code == POW:
+            # JAX: d/da is 0 where b == 0; d/db uses log(1) where a == 0.
+            grad_a[i] = 0 if right == 0 else gi * right * left ** (right - 1)
+            grad_b[i] = gi * y[i] * (0 if left == 0 else (math.log(left) if left > 0 else math.nan))
+        elif left == right:
+            grad_a[i] = grad_b[i] = 0.5 * gi
+        elif left == y[i]:
+            grad_a[i], grad_b[i] = gi, 0
+        else:
+            grad_a[i], grad_b[i] = 0, gi
+
+
+@kernel("void(boolean[::1], {f}[::1], {f}[::1], {f}[::1], int64[:, ::1])")
+def _where(condition, a, b, out, meta):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        first, second = _offsets(i, meta)
+        rest, offset = i, 0
+        for axis in range(meta.shape[1] - 1, -1, -1):
+            offset += (rest % meta[0, axis]) * meta[3, axis]
+            rest //= meta[0, axis]
+        out[i] = a[first] if condition[offset] else b[second]
+
+
+@kernel("void(boolean[::1], {f}[::1], {f}[::1], {f}[::1], int64[:, ::1])")
+def _where_backward(condition, g, grad_a, grad_b, meta):
+    for i in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+        rest, offset = i, 0
+        for axis in range(meta.shape[1] - 1, -1, -1):
+            offset += (rest % meta[0, axis]) * meta[3, axis]
+            rest //= meta[0, axis]
+        chosen = condition[offset]
+        grad_a[i] = g[i] if chosen else 0
+        grad_b[i] = 0 if chosen else g[i]
+
+
+def _strides(shape, out_shape):
+    extra = len(out_shape) - len(shape)
+    own = strides_of(shape)
+    return [0] * extra + [0 if size == 1 else own[a] for a, size in enumerate(shape)]
+
+
+def _meta(out_shape, *shapes):
+    rows = [list(out_shape)] + [_strides(s, out_shape) for s in shapes]
+    return metadata(rows if out_shape else [[1]] + [[0]] * len(shapes))
+
+
+def _operands(op, a, b):
+    dtype = a.dtype if hasattr(a, "dtype") else b.dtype
+    return operand(op, a, dtype), operand(op, b, dtype)
+
+
+def _binary(op, code, a, b):
+    a, b = _operands(op, a, b)
+    shape = broadcast_shape(op, a.shape, b.shape)
+    y = empty(shape, a.dtype)
+    launch(_forward, y.size, flat(a), flat(b), flat(y), _meta(shape, a.shape, b.shape), code)
+    return y, (op, code, a, b, y)
+
+
+def _binary_backward(grad, saved):
+    op, code, a, b, y = saved
+    grad = adjoint(op, grad, y.shape, y.dtype)
+    grad_a, grad_b = empty(y.shape, y.dtype), empty(y.shape, y.dtype)
+    meta = _meta(y.shape, a.shape, b.shape)
+    launch(_backward, y.size, *(flat(v) for v in (grad, a, b, y, grad_a, grad_b)), meta, code)
+    return sum_to_shape(grad_a, a.shape), sum_to_shape(grad_b, b.shape)
+
+
+def add_forward(a, b):
+    return _binary("add", ADD, a, b)
+
+
+def sub_forward(a, b):
+    return _binary("sub", SUB, a, b)
+
+
+def mul_forward(a, b):
+    return _binary("mul", MUL, a, b)
+
+
+def div_forward(a, b):
+    return _binary("div", DIV, a, b)
+
+
+def pow_forward(a, b):
+    return _binary("pow", POW, a, b)
+
+
+def maximum_forward(a, b):
+    return _binary("maximum", MAXIMUM, a, b)
+
+
+def minimum_forward(a, b):
+    return _binary("minimum", MINIMUM, a, b)
+
+
+add_backward = sub_backward = mul_backward = div_backward = pow_backward = _binary_backward
+maximum_backward = minimum_backward = _binary_backward
+
+
+def _condition(condition):
+    if not hasattr(condition, "copy_to_host"):
+        raise TypeError("where: the condition must be a device array with the operands")
+    if condition.dtype.kind != "b":
+        raise TypeError(f"where: the device condition must be a bool array, got {condition.dtype}")
+    return condition
+
+
+def where_forward(condition, a, b):
+    condition = _condition(condition)
+    a, b = _operands("where", a, b)
+    shape = broadcast_shape("where", condition.shape, a.shape, b.shape)
+    y = empty(shape, a.dtype)
+    meta = _meta(shape, a.shape, b.shape, condition.shape)
+    launch(_where, y.size, flat(condition), flat(a), flat(b), flat(y), meta)
+    return y, (condition, a.shape, b.shape, y.shape, y.dtype)
+
+
+def where_backward(grad, saved):
+    """Adjoints of ``a`` and ``b`` (the condition is not differentiable)."""
+    condition, shape_a, shape_b, shape, dtype = saved
+    grad = adjoint("where", grad, shape, dtype)
+    grad_a, grad_b = empty(shape, dtype), empty(shape, dtype)
+    meta = _meta(shape, shape_a, shape_b, condition.shape)
+    launch(_where_backward, grad.size, flat(condition), flat(grad), flat(grad_a), flat(grad_b), meta)
+    return sum_to_shape(grad_a, shape_a), sum_to_shape(grad_b, shape_b)
