@@ -36,9 +36,6 @@ class FunctionSource:
         start = self.positions[node].start
         return SourceLocation(self.filename, self.first_line + start.line - 1, start.column + self.indent + 1)
 
-    def definition_location(self) -> SourceLocation:
-        return SourceLocation(self.filename, self.first_line, self.indent + 1)
-
 
 def unwrap(function: Callable) -> types.FunctionType:
     """The plain Python function behind `function` (a bound method's function, a staticmethod's)."""
