@@ -1,16 +1,23 @@
 """Benchmark the CPU kernels against the numpy composition and PyTorch CPU (1 and 2 threads).
 
-Run ``python benchmarks/kernels_bench.py``. Every figure is the best of several timed repeats
-in this one run; ratios are ``other / kernel`` (above 1 means the kernel is faster). PyTorch
-columns are skipped when torch is not installed.
+Run ``python benchmarks/kernels_bench.py [--quick] [--peers none|all|torch] [--only SECTION,...]``
+(sections: kernels, dispatch, thresholds). Every figure is the best of several timed repeats in
+this one run; ratios are ``other / kernel`` (above 1 means the kernel is faster). PyTorch columns
+are skipped when torch is not installed or ``--peers none``.
+
+The dispatch and threshold sections time their candidates interleaved: each round times every
+candidate in turn and the figure is the minimum over the rounds, so that a change in the
+machine's load reaches all candidates alike (as ``benchmarks/scalar.py`` does).
 """
 
+import argparse
+import math
 import os
 import timeit
 
 import numpy as np
 
-from cpsgrad.kernels import dispatch
+from cpsgrad.kernels import dispatch, lookup, thresholds
 
 try:
     import torch
@@ -26,6 +33,26 @@ def best_time(function, budget=0.2):
     once = max(timeit.timeit(function, number=1), 1e-7)
     number = max(1, int(budget / 5 / once))
     return min(timeit.repeat(function, number=number, repeat=5)) / number
+
+
+def interleaved(calls, rounds, seconds):
+    """Seconds per call of each ``calls[name]``: the minimum over ``rounds`` rounds, each round
+    timing every call in turn for at least ``seconds`` (calls a repeat found by doubling). Each
+    call runs once first, so a first-call import or numba cache load is not timed."""
+    for call in calls.values():
+        call()
+    timers = {name: timeit.Timer(call) for name, call in calls.items()}
+    numbers = {}
+    for name, timer in timers.items():
+        number = 1
+        while timer.timeit(number) < seconds:
+            number *= 2
+        numbers[name] = number
+    best = dict.fromkeys(timers, math.inf)
+    for _ in range(rounds):
+        for name, timer in timers.items():
+            best[name] = min(best[name], timer.timeit(numbers[name]) / numbers[name])
+    return best
 
 
 def torch_times(function):
@@ -167,28 +194,150 @@ def lstm(batch, hidden):
     row(f"lstm_cell fwd+bwd, batch {batch}, hidden {hidden}", ours, best_time(composition), pair)
 
 
-def dispatch_overhead(size):
+def dispatch_overhead(size, rounds, seconds):
+    """The table's cost per call, alone and around a ``size`` x ``size`` matmul, against numpy."""
     a, b = RNG.standard_normal((size, size)), RNG.standard_normal((size, size))
-    direct = best_time(lambda: np.matmul(a, b), budget=0.5)
-    through = best_time(lambda: dispatch("matmul", a, b).forward(a, b), budget=0.5)
-    print(f"matmul {size}x{size}: numpy {direct * 1e6:.2f} us, through the table "
-          f"{through * 1e6:.2f} us, overhead {100 * (through / direct - 1):+.1f}%")
+    labels = RNG.integers(0, size, size)
+    kept = lookup("matmul")
+    dispatch("matmul", a, b)
+    dispatch("softmax_cross_entropy", a, labels)
+    calls = {
+        "empty call": lambda: None,
+        "dispatch matmul (2 arrays)": lambda: dispatch("matmul", a, b),
+        "dispatch tanh (1 array)": lambda: dispatch("tanh", a),
+        "dispatch xent (index argument)": lambda: dispatch("softmax_cross_entropy", a, labels),
+        "numpy matmul": lambda: np.matmul(a, b),
+        "kept kernel (lookup once)": lambda: kept.forward(a, b),
+        "through the table": lambda: dispatch("matmul", a, b).forward(a, b),
+    }
+    best = interleaved(calls, rounds, seconds)
+    empty = best["empty call"]
+    print(f"dispatch cost, minimum over {rounds} interleaved rounds "
+          f"(net of an empty lambda call, {empty * 1e9:.0f} ns):")
+    for name in list(calls)[1:4]:
+        print(f"  {name:<34} {(best[name] - empty) * 1e9:7.0f} ns")
+    direct = best["numpy matmul"]
+    print(f"matmul {size}x{size}: numpy {direct * 1e6:.2f} us")
+    for name in list(calls)[5:]:
+        print(f"  {name:<34} {best[name] * 1e6:7.2f} us  {100 * (best[name] / direct - 1):+6.1f}%")
+    ratio = (best["dispatch matmul (2 arrays)"] - empty) / direct
+    print(f"  dispatch / numpy matmul            {100 * ratio:6.1f}%  (target <= 10%)")
 
 
-def main():
-    print(f"numpy {np.__version__}; torch {torch.__version__ if torch else 'not installed: columns skipped'}; "
-          f"{os.cpu_count()} CPUs")
-    print(f"{'workload (float64 unless noted)':<44} {'kernel':>13} {'numpy':>9} {'torch 1t':>9} {'torch 2t':>9}")
-    elementwise([50, 3200, 9600, 10**6])
-    for batch, classes in [(1, 10), (64, 10)]:
-        cross_entropy(batch, classes)
-    for batch in (1, 64):
-        conv(batch, 1, 10, 28)
-        conv(batch, 10, 20, 12)
-    for batch in (1, 64):
-        for hidden in (50, 150):
-            lstm(batch, hidden)
-    dispatch_overhead(50)
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+# numpy compositions a rule would write without the kernels: forward, and backward(g, x, y).
+ELEMENTWISE_NUMPY = {
+    "exp": (np.exp, lambda g, x, y: g * y),
+    "sin": (np.sin, lambda g, x, y: g * np.cos(x)),
+    "tanh": (np.tanh, lambda g, x, y: g * (1 - y * y)),
+    "sigmoid": (_sigmoid, lambda g, x, y: g * y * (1 - y)),
+    "relu": (lambda x: np.maximum(x, 0), lambda g, x, y: g * (x > 0)),
+    "softplus": (
+        lambda x: np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0),
+        lambda g, x, y: g * _sigmoid(x),
+    ),
+}
+
+
+def crossover(ratios):
+    """The smallest size from which the kernel is at least as fast at every larger size measured
+    (``ratios``: size -> numpy / kernel, sizes ascending), or None when numpy wins at the top."""
+    found = None
+    for size, ratio in reversed(list(ratios.items())):
+        if ratio < 1:
+            break
+        found = size
+    return found
+
+
+def measure_thresholds(quick):
+    """Kernel against numpy composition per op and size: prints ratios and crossovers."""
+    rounds, seconds = (2, 0.0005) if quick else (15, 0.003)
+    sizes = [2**k for k in range(4, 19, 2 if quick else 1)]
+    print(f"\nsize thresholds, float64 (numpy / kernel per size, minimum over {rounds} interleaved "
+          "rounds; crossover = smallest size from which the kernel wins at every larger size)")
+    for op, (numpy_forward, numpy_backward) in ELEMENTWISE_NUMPY.items():
+        kernel = lookup(op)
+        forward, backward = {}, {}
+        for size in sizes:
+            x, g = RNG.standard_normal(size), RNG.standard_normal(size)
+            y, saved = kernel.forward(x)
+            best = interleaved({
+                "kernel forward": lambda k=kernel, x=x: k.forward(x),
+                "numpy forward": lambda f=numpy_forward, x=x: f(x),
+                "kernel backward": lambda k=kernel, g=g, s=saved: k.backward(g, s),
+                "numpy backward": lambda f=numpy_backward, g=g, x=x, y=y: f(g, x, y),
+            }, rounds, seconds)
+            forward[size] = best["numpy forward"] / best["kernel forward"]
+            backward[size] = best["numpy backward"] / best["kernel backward"]
+        for phase, ratios in (("forward", forward), ("backward", backward)):
+            cells = " ".join(f"{size}:{ratio:.2f}" for size, ratio in ratios.items())
+            print(f"  {op:<9} {phase:<8} crossover {crossover(ratios)!s:>7}  {cells}")
+    xent = lookup("softmax_cross_entropy")
+    ratios = {}
+    shapes = [(1, 2), (1, 10), (8, 10), (64, 10), (256, 100)] if not quick else [(1, 10), (64, 10)]
+    for batch, classes in shapes:
+        logits = RNG.standard_normal((batch, classes))
+        labels = RNG.integers(0, classes, batch)
+        rows = np.arange(batch)
+
+        def ours(logits=logits, labels=labels):
+            loss, saved = xent.forward(logits, labels)
+            return loss, xent.backward(np.float64(1.0), saved)
+
+        def composition(logits=logits, labels=labels, rows=rows, batch=batch):
+            shifted = logits - logits.max(axis=1, keepdims=True)
+            exp = np.exp(shifted)
+            total = exp.sum(axis=1, keepdims=True)
+            loss = np.mean(np.log(total[:, 0]) - shifted[rows, labels])
+            grad = exp / total
+            grad[rows, labels] -= 1
+            return loss, grad / batch
+
+        best = interleaved({"kernel": ours, "numpy": composition}, rounds, seconds)
+        ratios[batch * classes] = best["numpy"] / best["kernel"]
+    cells = " ".join(f"{b}x{c}:{r:.2f}" for (b, c), r in zip(shapes, ratios.values(), strict=True))
+    print(f"  softmax_cross_entropy fwd+bwd crossover {crossover(ratios)!s:>7}  {cells}")
+    print(f"recorded in cpsgrad.kernels.thresholds: {thresholds.summary()}")
+
+
+def parse(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one short timing per measurement")
+    parser.add_argument("--peers", default="all", help="none, all or torch")
+    parser.add_argument("--only", default="kernels,dispatch,thresholds",
+                        help="comma-separated sections: kernels, dispatch, thresholds")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    global torch
+    arguments = parse(argv)
+    sections = set(arguments.only.split(","))
+    if arguments.peers not in ("all",) and "torch" not in arguments.peers.split(","):
+        torch = None
+    print(f"numpy {np.__version__}; torch {torch.__version__ if torch else 'not used: columns skipped'}; "
+          f"{os.cpu_count()} CPUs; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}, "
+          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE')}")
+    if "kernels" in sections:
+        print(f"{'workload (float64 unless noted)':<44} {'kernel':>13} {'numpy':>9} {'torch 1t':>9} {'torch 2t':>9}")
+        elementwise([50, 3200] if arguments.quick else [50, 3200, 9600, 10**6])
+        for batch, classes in [(1, 10), (64, 10)]:
+            cross_entropy(batch, classes)
+        for batch in (1,) if arguments.quick else (1, 64):
+            conv(batch, 1, 10, 28)
+            conv(batch, 10, 20, 12)
+        for batch in (1,) if arguments.quick else (1, 64):
+            for hidden in (50, 150):
+                lstm(batch, hidden)
+    if "dispatch" in sections:
+        print()
+        dispatch_overhead(50, *((3, 0.001) if arguments.quick else (40, 0.005)))
+    if "thresholds" in sections:
+        measure_thresholds(arguments.quick)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,14 @@ The device is chosen by array type: numpy arrays run on the CPU, numba device ar
 with ``__cuda_array_interface__``, or the CUDA simulator's arrays) on CUDA.
 """
 
+from cpsgrad.kernels import thresholds
 from cpsgrad.kernels.table import (
     DeviceMismatchError,
     Kernel,
     describe,
     device_of,
     dispatch,
+    lookup,
     ops,
     register,
 )
@@ -23,8 +25,10 @@ __all__ = [
     "describe",
     "device_of",
     "dispatch",
+    "lookup",
     "ops",
     "register",
+    "thresholds",
     "to_device",
     "to_host",
 ]

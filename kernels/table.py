@@ -20,7 +20,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DeviceMismatchError", "Kernel", "describe", "device_of", "dispatch", "ops", "register"]
+__all__ = [
+    "DeviceMismatchError",
+    "Kernel",
+    "describe",
+    "device_of",
+    "dispatch",
+    "lookup",
+    "ops",
+    "register",
+]
 
 DEVICES = ("cpu", "cuda")
 
@@ -58,6 +67,14 @@ class _Slot:
 
 _table: dict[str, dict[str, _Slot]] = {}
 
+# The dispatch fast path: op -> (kernel, accepted dtypes, index_args) of its resolved CPU entry.
+# Filled on the first CPU dispatch of an op, dropped whenever the op is registered again.
+_fast: dict[str, tuple[Kernel, frozenset, frozenset]] = {}
+
+_ndarray = np.ndarray
+# Argument types the table skips (no device, no dtype): the fast path may step over them.
+_SKIPPED = frozenset({float, int, bool, type(None)})
+
 
 def _dtype_set(dtypes: Iterable) -> frozenset:
     return frozenset(np.dtype(dtype) for dtype in dtypes)
@@ -80,6 +97,7 @@ def register(
         raise ValueError(f"register: unknown device {device!r}; expected one of {DEVICES}")
     kernel = Kernel(op, device, forward, backward, _dtype_set(dtypes))
     _table.setdefault(op, {})[device] = _Slot(kernel.dtypes, frozenset(index_args), kernel)
+    _fast.pop(op, None)
     return kernel
 
 
@@ -87,11 +105,12 @@ def _register_lazy(op: str, device: str, module: str, dtypes: Iterable, index_ar
     _table.setdefault(op, {})[device] = _Slot(
         _dtype_set(dtypes), frozenset(index_args), module=module
     )
+    _fast.pop(op, None)
 
 
 def device_of(array) -> str | None:
     """The device an array lives on, or None for anything that is not an array."""
-    if isinstance(array, np.ndarray):
+    if isinstance(array, _ndarray):
         return "cpu"
     if hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
         return "cuda"
@@ -106,6 +125,14 @@ def _resolve(op: str, device: str, slot: _Slot) -> Kernel:
     return slot.kernel
 
 
+def _kernel_of(op: str, device: str, slot: _Slot) -> Kernel:
+    """The slot's kernel (importing its module on first use), remembered for the fast path."""
+    kernel = slot.kernel or _resolve(op, device, slot)
+    if device == "cpu":
+        _fast[op] = (kernel, slot.dtypes, slot.index_args)
+    return kernel
+
+
 def dispatch(op: str, *arrays) -> Kernel:
     """The kernel for ``op`` on the device of ``arrays``, after checking their dtypes.
 
@@ -113,12 +140,50 @@ def dispatch(op: str, *arrays) -> Kernel:
     DeviceMismatchError (a TypeError) for host and device arrays mixed, and TypeError for an
     unsupported dtype.
     """
+    # Fast path: a CPU kernel already resolved and every argument a plain numpy array of an
+    # accepted dtype (or a Python scalar / None). Anything else, including every error, takes the
+    # general path below, which decides exactly as before. Nothing is allocated beyond ``*arrays``
+    # (and ``enumerate`` for the few ops with index arguments).
+    entry = _fast.get(op)
+    if entry is not None:
+        kernel, accepted, index_args = entry
+        seen = False
+        if not index_args:
+            for array in arrays:
+                if type(array) is _ndarray:
+                    if array.dtype not in accepted:
+                        break
+                    seen = True
+                elif type(array) not in _SKIPPED:
+                    break
+            else:
+                if seen:
+                    return kernel
+        else:
+            for position, array in enumerate(arrays):
+                if type(array) is _ndarray:
+                    if position in index_args:
+                        if array.dtype.kind not in "iub":
+                            break
+                    elif array.dtype not in accepted:
+                        break
+                    seen = True
+                elif type(array) not in _SKIPPED:
+                    break
+            else:
+                if seen:
+                    return kernel
+    return _dispatch(op, arrays)
+
+
+def _dispatch(op: str, arrays: tuple) -> Kernel:
+    """The general path of ``dispatch``: any array types, and every error."""
     devices = _table.get(op)
     if devices is None:
         raise KeyError(f"no kernel named {op!r}; see cpsgrad.kernels.describe()")
     device = None
     for array in arrays:
-        found = "cpu" if type(array) is np.ndarray else device_of(array)
+        found = "cpu" if type(array) is _ndarray else device_of(array)
         if found is None or found == device:
             continue
         if device is not None:
@@ -142,7 +207,28 @@ def dispatch(op: str, *arrays) -> Kernel:
         elif dtype not in slot.dtypes:
             names = " ".join(sorted(d.name for d in slot.dtypes))
             raise TypeError(f"{op}: unsupported dtype {dtype}; supported: {names}")
-    return slot.kernel or _resolve(op, device, slot)
+    return _kernel_of(op, device, slot)
+
+
+def lookup(op: str, device: str = "cpu") -> Kernel:
+    """The kernel for ``op`` on ``device`` with no array to inspect and no dtype check.
+
+    For a caller that calls one op many times (a derivative rule): look the kernel up once,
+    keep it, and call ``kernel.forward`` / ``kernel.backward`` directly, so no dispatch cost is
+    paid per call. The caller then owns the checks ``dispatch`` would make (device and dtypes of
+    the arrays; ``kernel.dtypes`` lists the accepted ones). A kept kernel does not follow a later
+    ``register`` of the same op. Raises KeyError for an unknown op or device name and
+    NotImplementedError when the op has no kernel on ``device``.
+    """
+    devices = _table.get(op)
+    if devices is None:
+        raise KeyError(f"no kernel named {op!r}; see cpsgrad.kernels.describe()")
+    if device not in DEVICES:
+        raise KeyError(f"lookup: unknown device {device!r}; expected one of {DEVICES}")
+    slot = devices.get(device)
+    if slot is None:
+        raise NotImplementedError(f"{op}: no {device} kernel; available: {sorted(devices)}")
+    return _kernel_of(op, device, slot)
 
 
 def ops() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:

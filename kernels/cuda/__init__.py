@@ -18,4 +18,13 @@ CATALOG: dict[str, tuple[str, tuple[int, ...]]] = {
     "softmax": ("softmax", ()),
     "log_softmax": ("softmax", ()),
     "softmax_cross_entropy": ("softmax", (1,)),
+    "gather": ("indexing", (1,)),
+    "embedding": ("indexing", (1,)),
+    **{op: ("indexing", ()) for op in "concatenate stack pad".split()},
+    "conv2d": ("conv", ()),
+    **{op: ("pooling", ()) for op in "max_pool2d avg_pool2d global_avg_pool2d".split()},
+    "batch_norm": ("normalization", ()),
+    "dropout": ("normalization", ()),
+    "lstm_cell": ("recurrent", ()),
+    "gru_cell": ("recurrent", ()),
 }

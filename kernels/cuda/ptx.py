@@ -11,7 +11,10 @@ import sys
 import time
 from types import SimpleNamespace
 
-MODULES = ("arrays", "rows", "layout", "elementwise", "binary", "reductions", "linalg", "softmax")
+MODULES = (
+    "arrays", "rows", "layout", "elementwise", "binary", "reductions", "linalg", "softmax",
+    "indexing", "pooling", "conv", "normalization", "recurrent",
+)
 DTYPES = ("float32", "float64")
 UNAVAILABLE = "NVRTC unavailable"
 
