@@ -6,6 +6,7 @@ import functools
 import inspect
 import numbers
 import sys
+import threading
 from collections.abc import Callable
 
 from cpsgrad import runtime
@@ -30,8 +31,8 @@ def _reset(value):
     """The outermost continuation: check the result is a scalar and seed its adjoint with 1."""
     if type(value) is float:
         return value, 1.0
-    if value is runtime.UNBOUND:
-        raise UnboundLocalError("cannot access a local variable before it has been assigned a value")
+    if isinstance(value, runtime.Unbound):
+        value.check()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise NonScalarOutputError(
             f"grad needs a function returning a real scalar, but it returned {type(value).__name__} "
@@ -47,6 +48,32 @@ def _check_differentiable(name: str, value) -> None:
         kind = type(value).__name__
         advice = f"pass {name}=float({value!r})" if isinstance(value, numbers.Integral) else "pass a float"
         raise ArgumentError(f"cannot differentiate with respect to {name}: it is {kind} {value!r}, not a float; {advice}")
+
+
+class _DeepCalls:
+    """Raises the interpreter's recursion limit (one per process) while any derivative program
+    runs, in any thread, and restores it when the last one returns."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running = 0
+        self.saved = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            if self.running == 0:
+                self.saved = sys.getrecursionlimit()
+                sys.setrecursionlimit(max(self.saved, max_depth))
+            self.running += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self.running -= 1
+            if self.running == 0:
+                sys.setrecursionlimit(self.saved)
+
+
+_deep = _DeepCalls()
 
 
 def _as_gradient(argument, adjoint):
@@ -79,19 +106,24 @@ class _Runner:
         differentiated = transformed.positions
         for position in differentiated:
             _check_differentiable(parameters[position], args[position])
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, max_depth))
+        _deep.enter()
         try:
             result = transformed.program(*args, _reset)
         except RecursionError:
             raise DepthLimitError(
-                f"{self.function.__qualname__} ran deeper than the Python tier's limit of {max_depth} "
-                "continuation calls (each loop iteration is at least one); raise cpsgrad.api.max_depth"
+                f"{self.function.__qualname__} ran deeper than the Python tier's limit of "
+                f"{sys.getrecursionlimit()} calls (each loop iteration is at least one continuation "
+                "call); raise cpsgrad.api.max_depth"
             ) from None
         finally:
-            sys.setrecursionlimit(limit)
+            _deep.leave()
         gradients = tuple(_as_gradient(args[p], a) for p, a in zip(differentiated, result[1:], strict=True))
         return result[0], gradients
+
+
+def original(function):
+    """The user's function behind a `grad`/`value_and_grad` wrapper; anything else as it is."""
+    return function.__wrapped__ if getattr(function, "__cpsgrad_gradient__", False) else function
 
 
 def _refuse_nested(function) -> None:
@@ -163,5 +195,5 @@ def show(function: Callable, stage: str = "final", argnums: int | tuple[int, ...
     """
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
-    function = getattr(function, "__wrapped__", function)
+    function = original(function)
     return pipeline.stage_text(function, _argnums(argnums), stage)

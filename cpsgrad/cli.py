@@ -45,7 +45,9 @@ def load_target(target: str):
         if not hasattr(value, part):
             raise TargetError(f"{module_part} has no attribute {attribute_path!r}")
         value = getattr(value, part)
-    return getattr(value, "__wrapped__", value)
+    from cpsgrad.api import original
+
+    return original(value)
 
 
 def _highlighter(stream):

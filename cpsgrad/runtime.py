@@ -80,6 +80,8 @@ def repeated(length: int, adjoint) -> SequenceAdjoint:
 def split_ties(values: Sequence, chosen, adjoint) -> SequenceAdjoint:
     """`max`/`min` backward: the adjoint split equally among the elements equal to the result."""
     ties = [value == chosen for value in values]
+    if not any(ties):  # the result is NaN: so is every element's share
+        return SequenceAdjoint([math.nan] * len(ties))
     share = adjoint / sum(ties)
     return SequenceAdjoint([share if tie else 0.0 for tie in ties])
 
@@ -101,7 +103,11 @@ def power_slope(base, exponent):
         return 0.0
     if base == 0 and exponent < 1:
         return math.inf if exponent > 0 else -math.inf
-    return exponent * base ** (exponent - 1)
+    try:
+        return exponent * base ** (exponent - 1)
+    except OverflowError:  # |base| tiny and exponent - 1 negative, or |base| huge: infinite slope
+        negative = base < 0 and float(exponent - 1).is_integer() and int(exponent - 1) % 2 == 1
+        return math.copysign(math.inf, exponent) * (-1.0 if negative else 1.0)
 
 
 def product_adjoint(values: Sequence, adjoint) -> SequenceAdjoint:
@@ -129,8 +135,10 @@ def log_for_power(base) -> float:
 
 
 def sign(x) -> float:
-    """The derivative of abs: 1.0 at x >= 0, -1.0 below (abs'(0) = 1, as JAX)."""
-    return 1.0 if x >= 0 else -1.0
+    """The derivative of abs: 1.0 at x >= 0, -1.0 below (abs'(0) = 1, as JAX), NaN at NaN."""
+    if x >= 0:
+        return 1.0
+    return -1.0 if x < 0 else math.nan
 
 
 def zip_length(strict: bool, *lengths: int) -> int:
@@ -154,16 +162,19 @@ def digamma(x) -> float:
     return float(scipy_digamma(x))
 
 
-class _Unbound:
-    """Passed for a variable that is not bound on the path taken; any use raises as Python would."""
+class Unbound:
+    """Passed for a variable not bound on the path taken; any use raises as Python would."""
 
-    __slots__ = ()
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
 
     def __repr__(self) -> str:
-        return "<unbound>"
+        return f"<unbound {self.name}>"
 
     def _raise(self, *args):
-        raise UnboundLocalError("cannot access a local variable before it has been assigned a value")
+        raise UnboundLocalError(f"cannot access local variable '{self.name}' where it is not associated with a value")
 
     __bool__ = __float__ = __int__ = __index__ = __iter__ = __len__ = __getitem__ = _raise
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
@@ -172,5 +183,10 @@ class _Unbound:
     __eq__ = __ne__ = __contains__ = __round__ = __trunc__ = __floor__ = __ceil__ = _raise
     __hash__ = None
 
+    def check(self):
+        """Raise: the program's result is this unbound variable."""
+        self._raise()
 
-UNBOUND = _Unbound()
+
+def unbound(name: str) -> Unbound:
+    return Unbound(name)

@@ -90,3 +90,65 @@ def test_zip_strict_raises_on_unequal_lengths_like_python():
     with pytest.raises(ValueError, match="different lengths"):
         cpsgrad.grad(cases.zip_strict_mismatch)(1.0, [1.0])
     assert cpsgrad.value_and_grad(cases.zip_strict_mismatch)(1.5, [2.0, 3.0]) == (7.5, 5.0)
+
+
+def test_a_decorated_function_is_the_wrapper_that_runs():
+    # the wrapper calls the original: a call of a user function, refused until the calls issue
+    with pytest.raises(cpsgrad.NoRuleError, match="call of function"):
+        cpsgrad.grad(cases.decorated_square)(3.0)
+    assert "def wrapper" in cpsgrad.show(cases.decorated_square, stage="normalize")
+
+
+def test_rules_with_several_outputs_and_omitted_defaults():
+    from cpsgrad.rules.registry import TABLE
+
+    rules = [TABLE.add(cases.split, cases.split_rule), TABLE.add(cases.scale, cases.scale_rule)]
+    try:
+        assert cpsgrad.value_and_grad(cases.uses_split)(2.0) == (65.0, 30.0)
+        assert cpsgrad.value_and_grad(cases.uses_scale_default)(1.5) == (13.0, 2.0)
+    finally:
+        for rule in rules:
+            TABLE.remove(rule)
+
+
+def test_a_continuation_that_returns_no_adjoint_still_returns_a_tuple():
+    assert cpsgrad.value_and_grad(cases.loop_then_constant)(0.5, 3) == (2.0, 0.0)
+
+
+def test_nan_and_overflow_give_ieee_gradients():
+    value, gradient = cpsgrad.value_and_grad(cases.maximum, argnums=(0, 1))(math.nan, 0.5)
+    assert math.isnan(value) and all(math.isnan(g) for g in gradient)
+    assert math.isnan(cpsgrad.grad(cases.absolute)(math.nan))
+    value, gradient = cpsgrad.value_and_grad(cases.power, argnums=(0, 1))(1e-300, -1.0)
+    assert value == cases.power(1e-300, -1.0) and gradient[0] == -math.inf
+
+
+def test_unbound_error_names_the_variable():
+    with pytest.raises(UnboundLocalError, match="'y'"):
+        cpsgrad.grad(cases.returns_unbound)(-1.0)
+
+
+def test_threads_share_the_recursion_limit_safely():
+    import sys
+    import threading
+
+    limit = sys.getrecursionlimit()
+    results: dict[int, float] = {}
+    errors: list[BaseException] = []
+
+    def work(slot: int, steps: int):
+        try:
+            for _ in range(3):
+                results[slot] = cpsgrad.grad(cases.counting_loop)(1.0, steps)
+        except BaseException as error:  # collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(slot, steps)) for slot, steps in enumerate((20_000, 3_000))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert results[0] == pytest.approx(1.0001**20_000, rel=1e-9)
+    assert results[1] == pytest.approx(1.0001**3_000, rel=1e-9)
+    assert sys.getrecursionlimit() == limit

@@ -139,7 +139,8 @@ class Generator:
             if variable in frame.versions:
                 mapping[variable] = cst.Name(frame.versions[variable])
             elif variable in self.program.order and variable not in self.invariants:
-                mapping[variable] = cst.Attribute(cst.Name(_RUNTIME), cst.Name("UNBOUND"))
+                unbound = cst.Attribute(cst.Name(_RUNTIME), cst.Name("unbound"))
+                mapping[variable] = cst.Call(unbound, [cst.Arg(cst.SimpleString(repr(variable)))])
         return node.visit(Renamer(mapping)) if mapping else node
 
     def owner(self, atom: cst.BaseExpression, frame: _Frame) -> str | None:
@@ -203,7 +204,8 @@ class Generator:
             returned = [p for p in continuation.parameters if self.is_active_variable(p)]
             returned += self.free_adjoints[continuation.name]
         values = [defined.get(self.adjoint(p), _ZERO) for p in returned]
-        lines.append("    " * depth + f"return {', '.join([self.out, *values])}")
+        result = ", ".join([self.out, *values]) if values else f"({self.out},)"
+        lines.append("    " * depth + f"return {result}")
 
     def block(self, block: Block, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         """Emit a block; return the adjoints defined at its end (each mapped to the variable that
@@ -497,12 +499,21 @@ class Generator:
     def inline_rule(self, record: _Backward, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         rule = record.rule
         _, outputs, output_adjoints, backward = rule.parts
-        mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
+        if len(outputs) == 1:
+            mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
+        else:  # `a_d, b_d = yield a, b`: the call returned a tuple, its adjoint has one part each
+            mapping = {}
+            for position, (name, adjoint) in enumerate(zip(outputs, output_adjoints, strict=True)):
+                mapping[name] = cst.parse_expression(f"{record.target}[{position}]")
+                mapping[adjoint] = cst.parse_expression(f"{_RUNTIME}.item({output}, {position})")
+        defaults = _template_defaults(rule)
         accumulators: dict[str, str | None] = {}
         for parameter in rule.signature.parameters:
             atom = record.bound.get(parameter)
             if atom is not None:
                 mapping[parameter] = _parenthesized(atom)
+            elif parameter in defaults:  # omitted at the call: the template's default stands in
+                mapping[parameter] = defaults[parameter]
             accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
         mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
         renamer = Renamer(mapping)
@@ -536,11 +547,19 @@ class Generator:
 _TEMPLATE_READS: dict[int, tuple[Rule, list[str]]] = {}
 
 
+def _template_defaults(rule: Rule) -> dict[str, cst.BaseExpression]:
+    """A template's parameter defaults, as the expressions written in it."""
+    parameters = rule.definition.params
+    every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
+    return {p.name.value: syntax.strip_parentheses(p.default) for p in every if p.default is not None}
+
+
 def _template_reads(rule: Rule) -> list[str]:
-    """The names a template's backward reads (computed once per rule)."""
+    """The names a template's backward and its defaults read (computed once per rule)."""
     cached = _TEMPLATE_READS.get(id(rule))
     if cached is None or cached[0] is not rule:
-        names = list(dict.fromkeys(n for statement in rule.parts[3] for n in syntax.variables_read(statement)))
+        nodes = [*rule.parts[3], *_template_defaults(rule).values()]
+        names = list(dict.fromkeys(n for node in nodes for n in syntax.variables_read(node)))
         cached = _TEMPLATE_READS[id(rule)] = (rule, names)
     return cached[1]
 

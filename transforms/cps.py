@@ -303,7 +303,7 @@ def render(program: Program) -> str:
 
 
 def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set[str]) -> None:
-    """Print a block; a jump passes `cpsgrad_runtime.UNBOUND` for a variable unbound on this path."""
+    """Print a block; a jump passes `cpsgrad_runtime.unbound(name)` for a variable unbound on this path."""
     pad = "    " * depth
     bound = set(bound)
     for statement in block.statements:
@@ -312,7 +312,7 @@ def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set
             lines.append(pad + line)
     tail = block.tail
     if isinstance(tail, Jump):
-        arguments = [p if p in bound else "cpsgrad_runtime.UNBOUND" for p in tail.target.parameters]
+        arguments = [p if p in bound else f"cpsgrad_runtime.unbound({p!r})" for p in tail.target.parameters]
         lines.append(f"{pad}return {tail.target.name}({', '.join(arguments)})")
     elif isinstance(tail, Return):
         lines.append(f"{pad}return {k}({syntax.code(tail.value)})")

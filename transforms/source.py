@@ -42,6 +42,12 @@ def unwrap(function: Callable) -> types.FunctionType:
     if isinstance(function, (staticmethod, classmethod)):
         function = function.__func__
     if isinstance(function, types.MethodType):
+        owner = function.__self__
+        if isinstance(owner, type):
+            raise SourceError(
+                f"{function.__qualname__} is a classmethod bound to {owner.__name__}; differentiate "
+                f"{owner.__name__}.{function.__name__}.__func__ and pass the class as its first argument"
+            )
         raise SourceError(
             f"{function.__qualname__} is a bound method; differentiate the function "
             f"{function.__func__.__qualname__} and pass the instance as an argument"
@@ -60,7 +66,9 @@ def read(function: Callable) -> FunctionSource:
     """Read and parse the source of `function` (a `def`, or the only lambda on its lines)."""
     function = unwrap(function)
     try:
-        lines, first_line = inspect.getsourcelines(function)
+        # the code object, not the function: inspect would follow a decorator's __wrapped__ to
+        # another function's source, and the program must be the function that actually runs
+        lines, first_line = inspect.getsourcelines(function.__code__)
         filename = inspect.getsourcefile(function) or function.__code__.co_filename
     except (OSError, TypeError) as error:
         raise SourceError(
@@ -75,7 +83,7 @@ def read(function: Callable) -> FunctionSource:
     try:
         wrapper = MetadataWrapper(cst.parse_module(dedented), unsafe_skip_copy=True)
     except cst.ParserSyntaxError as error:
-        if function.__name__ == "<lambda>":
+        if function.__code__.co_name == "<lambda>":
             raise SourceError(
                 f"{filename}:{first_line}: the lambda's source lines do not parse on their own "
                 f"({error.message}); write it as a def, or keep the lambda on one complete line"
@@ -83,7 +91,7 @@ def read(function: Callable) -> FunctionSource:
         raise SourceError(f"{filename}:{first_line}: cannot parse the source: {error}") from None
     positions = wrapper.resolve(PositionProvider)
     module = wrapper.module
-    if function.__name__ == "<lambda>":
+    if function.__code__.co_name == "<lambda>":
         definition = _lambda_definition(function, module, filename, first_line)
     else:
         definition = _function_definition(function, module, filename, first_line)
@@ -99,7 +107,7 @@ def _common_indent(original: str, dedented: str) -> int:
 
 def _function_definition(function, module: cst.Module, filename: str, first_line: int) -> cst.FunctionDef:
     for statement in module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == function.__name__:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == function.__code__.co_name:
             if statement.asynchronous is not None:
                 raise UnsupportedError(
                     SourceLocation(filename, first_line, 1),
@@ -107,7 +115,7 @@ def _function_definition(function, module: cst.Module, filename: str, first_line
                     "coroutines cannot be differentiated; write a plain def",
                 )
             return statement
-    raise SourceError(f"{filename}:{first_line}: no definition of {function.__name__} found in its source")
+    raise SourceError(f"{filename}:{first_line}: no definition of {function.__code__.co_name} found in its source")
 
 
 def _lambda_definition(function, module: cst.Module, filename: str, first_line: int) -> cst.FunctionDef:

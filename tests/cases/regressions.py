@@ -1,5 +1,6 @@
 """Programs that once went wrong (found by adversarial testing); each must stay right."""
 
+import functools
 import math
 
 
@@ -138,4 +139,76 @@ def zip_strict_mismatch(x, data):
     s = 0.0
     for a, b in zip((x, x), data, strict=True):
         s = s + a * b
+    return s
+
+
+def doubled(function):
+    @functools.wraps(function)
+    def wrapper(x):
+        return 2.0 * function(x)
+
+    return wrapper
+
+
+@doubled
+def decorated_square(x):
+    return x * x
+
+
+def split(x):
+    return (1.0 + 0.0 * x, 3.0 * x)
+
+
+def split_rule(x):
+    a, b = split(x)
+    a_d, b_d = yield a, b
+    x_d += 3.0 * b_d  # noqa: F821, F841
+
+
+def uses_split(x):
+    b, a = split(x)
+    return b * 5.0 + 10.0 * a
+
+
+def scale(x, factor=2.0):
+    return x * factor
+
+
+def scale_rule(x, factor=2.0):
+    y = scale(x, factor)
+    y_d = yield y
+    x_d += y_d * factor  # noqa: F821, F841
+    factor_d += y_d * x  # noqa: F821, F841
+
+
+def uses_scale_default(x):
+    factor = 10.0
+    return scale(x) + factor
+
+
+def loop_then_constant(x, n):
+    for _ in range(n):
+        x = x * 2.0
+    c = 2.0
+    return c
+
+
+def maximum(x, y):
+    return max(x, y)
+
+
+def power(x, y):
+    return abs(x) ** y
+
+
+def absolute(x):
+    return abs(x)
+
+
+def counting_loop(x, n):
+    s = x
+    i = 0
+    while i < n:
+        s = s * 1.0001
+        i += 1
     return s
