@@ -19,6 +19,7 @@ from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
 from cpsgrad.transforms import naming, syntax
+from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.cps import Block, Branch, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
@@ -154,15 +155,10 @@ class Generator:
 
     def active_source(self, atom: cst.BaseExpression, frame: _Frame) -> str | None:
         """The adjoint to accumulate into for a renamed operand, or None when it is inactive."""
-        if not isinstance(atom, cst.Name):
+        variable = self.owner(atom, frame)
+        if variable is None or not self.is_active_variable(variable):
             return None
-        version = atom.value
-        for variable, current in frame.versions.items():
-            if current == version:
-                return self.adjoint(version) if self.is_active_variable(variable) else None
-        if version in self.invariants and self.is_active_variable(version):
-            return self.adjoint(version)
-        return None
+        return self.adjoint(atom.value)
 
     # -- free adjoints -----------------------------------------------------------------------
     def _free_adjoints(self) -> dict[str, list[str]]:
@@ -314,7 +310,7 @@ class Generator:
     def inline_if(self, statement: cst.If, frame: _Frame, pad: str, lines: list[str]) -> None:
         """An inactive if kept as it is: every name it assigns gets one new version."""
         assigned: list[str] = []
-        for targets, _ in _assignments_in(statement):
+        for targets, _ in assignments([statement]):
             assigned += [t for t in targets if t not in assigned]
         previous = {v: frame.versions.get(v) for v in assigned}
         for variable in assigned:
@@ -346,7 +342,7 @@ class Generator:
         start = len(lines)
         for statement in statements:
             if isinstance(statement, cst.If):
-                inner_assigned = {t for targets, _ in _assignments_in(statement) for t in targets}
+                inner_assigned = {t for targets, _ in assignments([statement]) for t in targets}
                 inner_final = {v: final[v] for v in inner_assigned}
                 self.inline_if_lines(statement, frame, inner_final, pad, lines)
                 for variable in inner_assigned:
@@ -399,8 +395,7 @@ class Generator:
             primitive = unary_primitive(value.operator)
             return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.expression], {})
         if isinstance(value, cst.Call):
-            positional = [a.value for a in value.args if a.keyword is None]
-            keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+            positional, keywords = _call_arguments(value)
             primitive = self.callee(statement, original.func)
             return self.rule_record(statement, primitive, syntax.code(original.func), positional, keywords)
         if isinstance(value, cst.Attribute):
@@ -422,8 +417,7 @@ class Generator:
         """A call made for its effect on a differentiable value: only non-differentiable primitives
         (print, ...) may take one; anything else could change a value behind the gradient's back."""
         primitive = self.callee(statement, original.func)
-        positional = [a.value for a in value.args if a.keyword is None]
-        keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+        positional, keywords = _call_arguments(value)
         for rule in TABLE.rules_for(primitive):
             if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
                 return
@@ -603,10 +597,11 @@ def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     return []
 
 
-def _assignments_in(statement) -> list[tuple[list[str], cst.BaseExpression]]:
-    from cpsgrad.transforms.activity import assignments
-
-    return assignments([statement])
+def _call_arguments(call: cst.Call) -> tuple[list[cst.BaseExpression], dict[str, cst.BaseExpression]]:
+    """A call's positional arguments and keyword arguments, to bind to a rule's signature."""
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    return positional, keywords
 
 
 def _block_reads(block: Block | None) -> tuple[set[str], set[str]]:
@@ -635,8 +630,6 @@ _SEQUENCE_BUILDERS = (list, tuple, sorted, reversed, zip, enumerate, range, runt
 
 def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str]:
     """Names that may hold a tuple or list built in the function (displays, slices, list(...))."""
-    from cpsgrad.transforms.activity import assignments
-
     found = assignments(definition.body.body)
     containers: set[str] = set()
     changed = True
