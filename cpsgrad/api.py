@@ -9,10 +9,12 @@ import sys
 import threading
 from collections.abc import Callable
 
+import numpy as np
+
 from cpsgrad import runtime
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import pipeline, source
+from cpsgrad.transforms import kinds, pipeline, source
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
 max_depth = 1_000_000
@@ -28,11 +30,19 @@ def _argnums(argnums) -> tuple[int, ...]:
 
 
 def _reset(value):
-    """The outermost continuation: check the result is a scalar and seed its adjoint with 1."""
+    """The outermost continuation: check the result is a real scalar and seed its adjoint with 1."""
     if type(value) is float:
         return value, 1.0
     if isinstance(value, runtime.Unbound):
         value.check()
+    if isinstance(value, np.ndarray):
+        if value.shape == () and value.dtype.kind == "f":
+            return value, 1.0
+        described = f"an array of shape {value.shape} and dtype {value.dtype}"
+        raise NonScalarOutputError(
+            f"grad needs a function returning a real scalar, but it returned {described}; "
+            "return a scalar (sum the outputs, or pick one)"
+        )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise NonScalarOutputError(
             f"grad needs a function returning a real scalar, but it returned {type(value).__name__} "
@@ -42,11 +52,21 @@ def _reset(value):
 
 
 def _check_differentiable(name: str, value) -> None:
+    """Differentiated arguments are floats: Python floats, numpy floating scalars and arrays."""
     if type(value) is float:
+        return
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return
+        raise ArgumentError(
+            f"cannot differentiate with respect to {name}: it is an array of dtype {value.dtype}, "
+            f"not a floating dtype; pass {name}.astype(float)"
+        )
+    if isinstance(value, np.floating):
         return
     if isinstance(value, (bool, numbers.Integral)) or not isinstance(value, numbers.Real):
         kind = type(value).__name__
-        advice = f"pass {name}=float({value!r})" if isinstance(value, numbers.Integral) else "pass a float"
+        advice = f"pass {name}=float({value!r})" if isinstance(value, numbers.Integral) else "pass a float or a float array"
         raise ArgumentError(f"cannot differentiate with respect to {name}: it is {kind} {value!r}, not a float; {advice}")
 
 
@@ -77,35 +97,61 @@ _deep = _DeepCalls()
 
 
 def _as_gradient(argument, adjoint):
-    if type(adjoint) is float or not isinstance(argument, float):
+    """The gradient of one argument, in the argument's own type, shape and dtype."""
+    if type(argument) is float:
+        return adjoint if type(adjoint) is float else float(adjoint)
+    if type(argument) is np.ndarray:
+        if type(adjoint) is not np.ndarray or adjoint.shape != argument.shape:
+            adjoint = np.broadcast_to(adjoint, argument.shape)
+        if adjoint.dtype != argument.dtype or not adjoint.flags.writeable or adjoint.base is not None:
+            adjoint = adjoint.astype(argument.dtype, copy=True)
         return adjoint
-    return float(adjoint)
+    if isinstance(argument, np.floating):
+        return argument.dtype.type(adjoint)
+    return adjoint
+
+
+def _gradients(args: tuple, positions: tuple[int, ...], adjoints) -> tuple:
+    """Gradients conformed to their arguments; arrays never shared between two gradients."""
+    gradients = tuple(_as_gradient(args[p], a) for p, a in zip(positions, adjoints, strict=True))
+    if len(gradients) > 1:
+        seen: set[int] = set()
+        fresh = []
+        for gradient in gradients:
+            if isinstance(gradient, np.ndarray):
+                if id(gradient) in seen:
+                    gradient = gradient.copy()
+                seen.add(id(gradient))
+            fresh.append(gradient)
+        gradients = tuple(fresh)
+    return gradients
 
 
 class _Runner:
-    """Runs the derivative program of one function and `argnums`, keeping its transform at hand."""
+    """Runs the derivative program of one function and `argnums`, keeping its transforms at hand
+    (one per kind of arguments: Python numbers get a program without array handling)."""
 
     def __init__(self, function, argnums: tuple[int, ...]):
         self.function = function
         self.argnums = argnums
-        self.transformed: pipeline.Transformed | None = None
+        self.programs: dict[tuple[str, ...], pipeline.Transformed] = {}
+        self.parameters = source.parameter_names(function)
 
-    def program(self) -> pipeline.Transformed:
-        transformed = self.transformed
+    def program(self, argument_kinds: tuple[str, ...]) -> pipeline.Transformed:
+        transformed = self.programs.get(argument_kinds)
         if transformed is None or transformed.code is not self.function.__code__ or transformed.table_version != TABLE.version:
-            transformed = self.transformed = pipeline.transform(self.function, self.argnums)
+            transformed = self.programs[argument_kinds] = pipeline.transform(self.function, self.argnums, argument_kinds)
         return transformed
 
     def __call__(self, args, kwargs):
-        transformed = self.program()
-        parameters = transformed.parameters
-        if kwargs or len(args) != len(parameters):
+        if kwargs or len(args) != len(self.parameters):
             bound = inspect.signature(self.function).bind(*args, **kwargs)
             bound.apply_defaults()
-            args = tuple(bound.arguments[p] for p in parameters)
+            args = tuple(bound.arguments[p] for p in self.parameters)
+        transformed = self.program(tuple(map(kinds.of, args)))
         differentiated = transformed.positions
         for position in differentiated:
-            _check_differentiable(parameters[position], args[position])
+            _check_differentiable(self.parameters[position], args[position])
         _deep.enter()
         try:
             result = transformed.program(*args, _reset)
@@ -117,7 +163,7 @@ class _Runner:
             ) from None
         finally:
             _deep.leave()
-        gradients = tuple(_as_gradient(args[p], a) for p, a in zip(differentiated, result[1:], strict=True))
+        gradients = _gradients(args, differentiated, result[1:])
         return result[0], gradients
 
 
@@ -188,12 +234,21 @@ def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
     return gradient
 
 
-def show(function: Callable, stage: str = "final", argnums: int | tuple[int, ...] = 0) -> str:
+def show(function: Callable, stage: str = "final", argnums: int | tuple[int, ...] = 0, example: tuple | None = None) -> str:
     """The source cpsgrad generates for `function` at `stage` ("normalize", "cps" or "final").
 
-    "final" is exactly the program that runs. A function wrapped by `grad` shows its original.
+    "final" is exactly the program that runs for arguments like `example` (a tuple of
+    arguments, used only for their kinds: Python numbers or anything else). Without one, the
+    program shown is the one for parameters annotated `float` or `int` being numbers and every
+    other parameter anything (arrays included). A function wrapped by `grad` shows its original.
     """
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
     function = original(function)
-    return pipeline.stage_text(function, _argnums(argnums), stage)
+    argument_kinds = None
+    if example is not None:
+        names = source.parameter_names(function)
+        if len(example) != len(names):
+            raise ArgumentError(f"example has {len(example)} arguments; {function.__qualname__} takes {len(names)} {tuple(names)}")
+        argument_kinds = tuple(map(kinds.of, example))
+    return pipeline.stage_text(function, _argnums(argnums), stage, argument_kinds)

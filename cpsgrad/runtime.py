@@ -9,6 +9,11 @@ import builtins  # noqa: F401  (generated code reads builtins here when the user
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
+from cpsgrad.runtime_arrays import *  # noqa: F403  (array helpers, listed in their __all__)
+from cpsgrad.runtime_arrays import array_divide, array_log_for_power, array_power_slope, array_sign
+
 
 class SequenceAdjoint(tuple):
     """The adjoint of a tuple or list: one adjoint per element; `0.0` stands for all zeros.
@@ -89,6 +94,8 @@ def split_ties(values: Sequence, chosen, adjoint) -> SequenceAdjoint:
 def divide(numerator, denominator):
     """`numerator / denominator` with IEEE results at 0 (inf, or nan for 0/0) instead of raising,
     for derivatives that are singular where the function is not (sqrt'(0) = inf, as JAX)."""
+    if _numpy(numerator) or _numpy(denominator):
+        return array_divide(numerator, denominator)
     try:
         return numerator / denominator
     except ZeroDivisionError:
@@ -99,6 +106,8 @@ def divide(numerator, denominator):
 
 def power_slope(base, exponent):
     """d(b**e)/db = e * b**(e-1); 0 where e == 0, and +-inf at b == 0 for e < 1 (as JAX)."""
+    if _numpy(base) or _numpy(exponent):
+        return array_power_slope(base, exponent)
     if exponent == 0:
         return 0.0
     if base == 0 and exponent < 1:
@@ -129,6 +138,8 @@ def distance_adjoint(point: Sequence, other: Sequence, distance, adjoint) -> Seq
 
 def log_for_power(base) -> float:
     """d(b**e)/de = log(b) * b**e; 0 at b == 0 (the limit for e > 0), NaN for b < 0."""
+    if _numpy(base):
+        return array_log_for_power(base)
     if base > 0:
         return math.log(base)
     return 0.0 if base == 0 else math.nan
@@ -136,9 +147,15 @@ def log_for_power(base) -> float:
 
 def sign(x) -> float:
     """The derivative of abs: 1.0 at x >= 0, -1.0 below (abs'(0) = 1, as JAX), NaN at NaN."""
+    if _numpy(x):
+        return array_sign(x)
     if x >= 0:
         return 1.0
     return -1.0 if x < 0 else math.nan
+
+
+def _numpy(value) -> bool:
+    return isinstance(value, (np.ndarray, np.generic))
 
 
 def zip_length(strict: bool, *lengths: int) -> int:
@@ -150,7 +167,7 @@ def zip_length(strict: bool, *lengths: int) -> int:
 
 def as_sequence(iterable) -> Sequence:
     """Something indexable with the same items: ranges, lists and tuples as they are."""
-    if isinstance(iterable, (list, tuple, range)):
+    if isinstance(iterable, (list, tuple, range, np.ndarray)):
         return iterable
     return tuple(iterable)
 

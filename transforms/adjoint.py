@@ -14,6 +14,7 @@ import builtins
 from dataclasses import dataclass, field
 
 import libcst as cst
+import numpy as np
 
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
@@ -58,6 +59,25 @@ class _Backward:
         return self.adjoints.get(atom.value) if isinstance(atom, cst.Name) else None
 
 
+class _WithoutUnbroadcast(cst.CSTTransformer):
+    """`cpsgrad_runtime.unbroadcast(e, x)` -> `e`, for operations on Python numbers only."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if syntax.dotted_name(updated.func) == f"{_RUNTIME}.unbroadcast":
+            return _parenthesized_operand(updated.args[0].value)
+        return updated
+
+
+_WITHOUT_UNBROADCAST = _WithoutUnbroadcast()
+
+
+def _parenthesized_operand(node: cst.BaseExpression) -> cst.BaseExpression:
+    """An expression that was a call's argument, parenthesized where it now sits in an operation."""
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
 class Renamer(cst.CSTTransformer):
     """Replace variable names (not attribute names or keywords) by expressions."""
 
@@ -86,8 +106,10 @@ def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
 class Generator:
     """Generates the final derivative program of one CPS program."""
 
-    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...]):
+    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...], numbers: set[str] = frozenset()):
         self.program = program
+        self.numbers = numbers  # variables that always hold Python numbers: no broadcasting to undo
+        self.version_owner: dict[str, str] = {}  # version name -> the variable it is a version of
         self.differentiated = differentiated
         self.resolver = resolver
         self.normalized = program.normalized
@@ -129,6 +151,7 @@ class Generator:
             frame.counters[variable] = counter
         frame.used.add(candidate)
         frame.versions[variable] = candidate
+        self.version_owner[candidate] = variable
         return candidate
 
     def is_active_variable(self, variable: str) -> bool:
@@ -380,14 +403,18 @@ class Generator:
         return record
 
     def record_kind(self, statement, original: cst.BaseExpression, value: cst.BaseExpression) -> _Backward | None:
+        if isinstance(value, cst.Attribute):  # x.T: the attribute's rule, with x as its argument
+            descriptor = getattr(np.ndarray, value.attr.value, None)
+            label = f".{value.attr.value}"
+            if descriptor is None or descriptor not in TABLE:
+                self.fail(statement, f"attribute {syntax.code(original)} of a differentiable value", f"no derivative rule for the attribute {label}; cpsgrad knows numpy arrays' attributes (T, shape, ...)", NoRuleError)
+            return self.rule_record(statement, descriptor, label, [value.value], {})
         if syntax.is_atom(value):
             return _Backward("copy", "", [value])
         if isinstance(value, (cst.Tuple, cst.List)):
             return _Backward("display", "", [e.value for e in value.elements])
         if isinstance(value, cst.Subscript):
-            if len(value.slice) != 1:
-                self.fail(statement, "indexing with several indices", "index one axis at a time")
-            return _Backward("index", "", [value.value], extra={"index": value.slice[0].slice})
+            return _Backward("index", "", [value.value], extra={"index": [e.slice for e in value.slice]})
         if isinstance(value, cst.BinaryOperation):
             primitive = binary_primitive(value.operator)
             return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {})
@@ -396,12 +423,23 @@ class Generator:
             return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.expression], {})
         if isinstance(value, cst.Call):
             positional, keywords = _call_arguments(value)
+            method = self.method(original.func)
+            if method is not None:  # x.sum(axis=0): the rule of np.ndarray.sum, called as (x, axis=0)
+                receiver = value.func.value
+                return self.rule_record(statement, method, syntax.code(original.func), [receiver, *positional], keywords)
             primitive = self.callee(statement, original.func)
             return self.rule_record(statement, primitive, syntax.code(original.func), positional, keywords)
-        if isinstance(value, cst.Attribute):
-            self.fail(statement, f"attribute {syntax.code(value)}", "reading attributes of differentiable values is not supported yet")
         self.fail(statement, syntax.code(value), "this operation is not differentiable")
         return None
+
+    def method(self, callee: cst.BaseExpression):
+        """The numpy array method a call `x.name(...)` of a local value `x` stands for, if any."""
+        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
+            return None
+        if self.resolver.resolve(callee) is not None or self.resolver.resolve(callee.value) is not None:
+            return None  # a module's function (np.sum) or a global object's method
+        method = getattr(np.ndarray, callee.attr.value, None)
+        return method if method is not None and method in TABLE else None
 
     def callee(self, statement, callee: cst.BaseExpression):
         """The primitive a call of a differentiable value names, or a clear error."""
@@ -410,7 +448,7 @@ class Generator:
             return primitive
         label = syntax.code(callee)
         if isinstance(callee, cst.Attribute) and syntax.dotted_name(callee.value) is not None and self.resolver.resolve(callee.value) is None:
-            self.fail(statement, f"method call {label}", "methods of differentiable values (append, pop, extend, ...) are not supported yet; build a new tuple or list instead", UnsupportedError)
+            self.fail(statement, f"method call {label}", "methods of differentiable values other than numpy arrays' (append, pop, extend, ...) are not supported yet; build a new tuple or list instead", UnsupportedError)
         self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value; call a function by its module-level name", NoRuleError)
 
     def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
@@ -442,8 +480,10 @@ class Generator:
         """Add `expression` to `adjoint`: assign the first contribution, add later ones. A first
         contribution that is another (complete) adjoint is not copied: `adjoint` aliases it."""
         current = defined.get(adjoint)
-        if current == adjoint:
+        if current == adjoint and self.holds_number(adjoint):
             lines.append(f"{pad}{adjoint} += {expression}")
+        elif current == adjoint:  # never in place: an array adjoint may be shared with another
+            lines.append(f"{pad}{adjoint} = {adjoint} + {expression}")
         elif current is not None:
             lines.append(f"{pad}{adjoint} = {current} + {expression}")
             defined[adjoint] = adjoint
@@ -483,9 +523,9 @@ class Generator:
             container = record.sources[0]
             source = record.source(container)
             if source is not None:
-                index = record.extra["index"]
-                index_code = syntax.code(index.value) if isinstance(index, cst.Index) else _slice_code(index)
-                expression = f"{_RUNTIME}.one_hot({syntax.code(container)}, {index_code}, {output})"
+                parts = [syntax.code(i.value) if isinstance(i, cst.Index) else _slice_code(i) for i in record.extra["index"]]
+                index_code = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+                expression = f"{_RUNTIME}.index_adjoint({syntax.code(container)}, {index_code}, {output})"
                 self.accumulate(source, expression, defined, pad, lines)
         else:
             self.inline_rule(record, output, defined, pad, lines)
@@ -511,14 +551,32 @@ class Generator:
             accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
         mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
         renamer = Renamer(mapping)
+        numbers_only = all(self.is_number(atom) for atom in record.bound.values())
         for statement in backward:
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
             if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
                 adjoint = accumulators[small.target.value]
                 if adjoint is not None:
-                    self.accumulate(adjoint, syntax.code(small.value.visit(renamer)), defined, pad, lines)
+                    value = syntax.strip_parentheses(small.value.visit(_WITHOUT_UNBROADCAST)) if numbers_only else small.value
+                    self.accumulate(adjoint, syntax.code(value.visit(renamer)), defined, pad, lines)
             else:
                 raise NoRuleError(None, f"rule {rule.name}", "rule templates' backward may only accumulate with `x_d += ...`")
+
+    def holds_number(self, adjoint: str) -> bool:
+        """Whether the adjoint named `adjoint` belongs to a variable that always holds a number."""
+        version = adjoint[: -len(self.suffix)]
+        return self.version_owner.get(version, version) in self.numbers
+
+    def is_number(self, atom) -> bool:
+        """Whether a renamed operand always holds a Python number (a literal, or a number variable)."""
+        if isinstance(atom, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(atom, cst.UnaryOperation) and isinstance(atom.expression, (cst.Integer, cst.Float)):
+            return True
+        if not isinstance(atom, cst.Name):
+            return False
+        variable = self.version_owner.get(atom.value, atom.value)
+        return variable in self.numbers
 
     def template_globals(self, rule: Rule, local: set[str]) -> dict[str, cst.BaseExpression]:
         """Bind the module names a template reads into the generated namespace."""

@@ -38,7 +38,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
     cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
     cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
-    cst.Ellipsis: ("Ellipsis", "remove the ..."),
 }
 
 
@@ -76,15 +75,9 @@ class Fence(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check_targets(node.target)
-        if isinstance(node.operator, cst.MatrixMultiplyAssign):
-            self.reject(node.operator, "operator @=", "matrix products are not supported on scalars")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._check_targets(node.target)
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.MatrixMultiply):
-            self.reject(node.operator, "operator @", "matrix products are not supported on scalars")
 
     def _check_targets(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -93,7 +86,11 @@ class Fence(cst.CSTVisitor):
                     self.reject(element, "starred assignment target", "unpack into a fixed number of names")
                 self._check_targets(element.value)
         elif isinstance(target, cst.Subscript):
-            self.reject(target, "assignment into a container element", "in-place writes are not supported yet; build a new tuple or list")
+            self.reject(
+                target, "assignment into an element (x[i] = v)",
+                "in-place writes into arrays, lists and dicts are not supported yet; build a new value "
+                "(np.where, np.concatenate, np.stack, or a new tuple or list)",
+            )
         elif isinstance(target, cst.Attribute):
             self.reject(target, "assignment to an attribute", "attribute writes are not supported yet; return the new value instead")
         elif not isinstance(target, cst.Name):

@@ -29,6 +29,7 @@ _AUGMENTED = {
     cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
     cst.PowerAssign: cst.Power, cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr,
     cst.BitXorAssign: cst.BitXor, cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
 }
 
 
@@ -60,6 +61,8 @@ class _Normalizer:
         self.loops = 0
         self.globals = source.function.__globals__
         self.reassigned = _assigned_names(source.definition)
+        params = source.definition.params
+        self.locals = self.reassigned | {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
     def run(self) -> Normalized:
         definition = self.source.definition
@@ -335,14 +338,26 @@ class _Normalizer:
         return cst.Name(temporary)
 
     # -- expressions -------------------------------------------------------------------------
+    def local_attribute(self, node: cst.BaseExpression) -> bool:
+        """`x.T`, `h.shape`: an attribute read of a local value, an operation of its own (a rule
+        applies to it), never an atom like the module constant `math.pi`."""
+        if not isinstance(node, cst.Attribute):
+            return False
+        root = node.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and root.value in self.locals
+
     def atom(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         value = self.simple(node, out)
-        if syntax.is_atom(value):
+        if syntax.is_atom(value) and not self.local_attribute(value):
             return value
         return self.temporary_value(value, out, node)
 
     def simple(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         """One operation on atoms computing `node`, its operands flattened into `out`."""
+        if self.local_attribute(node):
+            return cst.Attribute(self.atom(node.value, out), node.attr)
         if syntax.is_atom(node):
             return syntax.strip_parentheses(node)
         if isinstance(node, cst.BinaryOperation):
@@ -365,6 +380,8 @@ class _Normalizer:
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
         if isinstance(node, cst.Attribute):  # attribute of a computed value
             return cst.Attribute(self.atom(node.value, out), node.attr)
+        if isinstance(node, cst.Ellipsis):
+            return node
         self.reject(node, type(node).__name__, "this expression is not supported")
 
     def index(self, node: cst.BaseSlice, out: list) -> cst.BaseSlice:
@@ -375,7 +392,7 @@ class _Normalizer:
 
     def call(self, node: cst.Call, out: list) -> cst.Call:
         callee = node.func
-        if syntax.dotted_name(callee) is None:
+        if syntax.dotted_name(callee) is None or self.local_attribute(callee):
             if isinstance(callee, cst.Attribute):
                 callee = cst.Attribute(self.atom(callee.value, out), callee.attr)
             else:

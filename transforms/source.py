@@ -137,3 +137,9 @@ def _lambda_definition(function, module: cst.Module, filename: str, first_line: 
     lam = found[0]
     body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(lam.body)])])
     return cst.FunctionDef(cst.Name("lambda_"), lam.params, body)
+
+
+def parameter_names(function) -> list[str]:
+    """A function's parameters as its derivative program takes them: positional, then keyword-only."""
+    code = unwrap(function).__code__
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])

@@ -59,7 +59,7 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 
 def is_constant(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+    if isinstance(node, (cst.Ellipsis, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return True
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")

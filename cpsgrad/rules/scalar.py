@@ -19,48 +19,56 @@ from cpsgrad.rules.registry import rule
 def add(x, y):
     z = x + y
     z_d = yield z
-    x_d += z_d
-    y_d += z_d
+    x_d += cpsgrad_runtime.unbroadcast(z_d, x)
+    y_d += cpsgrad_runtime.unbroadcast(z_d, y)
 
 
 @rule(operator.sub)
 def sub(x, y):
     z = x - y
     z_d = yield z
-    x_d += z_d
-    y_d += -z_d
+    x_d += cpsgrad_runtime.unbroadcast(z_d, x)
+    y_d += cpsgrad_runtime.unbroadcast(-z_d, y)
 
 
 @rule(operator.mul)
 def mul(x, y):
     z = x * y
     z_d = yield z
-    x_d += z_d * y
-    y_d += z_d * x
+    x_d += cpsgrad_runtime.unbroadcast(z_d * y, x)
+    y_d += cpsgrad_runtime.unbroadcast(z_d * x, y)
 
 
 @rule(operator.truediv)
 def truediv(x, y):
     z = x / y
     z_d = yield z
-    x_d += z_d / y
-    y_d += -z_d * z / y
+    x_d += cpsgrad_runtime.unbroadcast(z_d / y, x)
+    y_d += cpsgrad_runtime.unbroadcast(-z_d * z / y, y)
 
 
 @rule(operator.mod)
 def mod(x, y):
     z = x % y
     z_d = yield z
-    x_d += z_d
-    y_d += -z_d * (x // y)
+    x_d += cpsgrad_runtime.unbroadcast(z_d, x)
+    y_d += cpsgrad_runtime.unbroadcast(-z_d * (x // y), y)
 
 
 @rule(operator.pow)
 def power(x, y):
     z = x**y
     z_d = yield z
-    x_d += z_d * cpsgrad_runtime.power_slope(x, y)
-    y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
+    x_d += cpsgrad_runtime.unbroadcast(z_d * cpsgrad_runtime.power_slope(x, y), x)
+    y_d += cpsgrad_runtime.unbroadcast(z_d * cpsgrad_runtime.log_for_power(x) * z, y)
+
+
+@rule(operator.matmul)
+def matmul(x, y):
+    z = x @ y
+    z_d = yield z
+    x_d += cpsgrad_runtime.matmul_left(z_d, x, y)
+    y_d += cpsgrad_runtime.matmul_right(z_d, x, y)
 
 
 @rule(operator.neg)

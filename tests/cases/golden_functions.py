@@ -3,7 +3,7 @@
 import math
 
 
-def design_example(x, n):
+def design_example(x: float, n: int):
     y = x
     i = 0
     while i < n:
@@ -16,7 +16,7 @@ def design_example(x, n):
     return z
 
 
-def loop_jumps(x, values):
+def loop_jumps(x: float, values):
     total = 0.0
     for v in values:
         if v < 0:
@@ -29,7 +29,7 @@ def loop_jumps(x, values):
     return total
 
 
-def early_return(x):
+def early_return(x: float):
     while x > 1.0:
         if x > 100.0:
             return math.log(x)
@@ -37,13 +37,13 @@ def early_return(x):
     return x * x
 
 
-def boolean_logic(x, y):
+def boolean_logic(x: float, y: float):
     a, b = y, x
     z = a * b if x > 0 and not y > 3 else abs(a - b)
     return max(z, x, 0.5) + min(x, y)
 
 
-def nested_ranges(x, n):
+def nested_ranges(x: float, n: int):
     s = 0.0
     for i in range(n):
         for j in range(i, n, 2):

@@ -1,0 +1,160 @@
+"""Kinds: which variables provably hold Python numbers, so their rules need no array handling.
+
+A derivative program is generated for one choice of argument kinds (`NUMBER` for a Python
+float, int or bool, `NUMBERS` for a short tuple or list of them, `ANY` for anything else: an
+array, a numpy scalar, an object). The analysis is flow-insensitive and conservative: a local is
+a number when every assignment to it computes one from numbers (arithmetic, `math` functions,
+`float`, `len`, ...); globals and free variables are never assumed to be numbers, since they are
+read live. Rules written for arrays call `cpsgrad_runtime.unbroadcast`; where every operand of
+an operation is a number the adjoint pass drops those calls, so scalar code runs as fast as if
+arrays did not exist.
+"""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+
+from cpsgrad import runtime
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.resolve import Resolver
+
+NUMBER = "number"
+NUMBERS = "numbers"
+ANY = "any"
+
+#: Longest tuple or list argument checked element by element for the NUMBERS kind.
+MAX_CHECKED_LENGTH = 64
+
+_NUMBER_TYPES = (float, int, bool)
+_MATH_FUNCTIONS = frozenset(id(v) for v in vars(math).values() if callable(v))
+_NUMBER_BUILTINS = frozenset(id(f) for f in (float, int, bool, len, round, math.floor, math.ceil, math.trunc, runtime.zip_length))
+_ELEMENTWISE_BUILTINS = frozenset(id(f) for f in (abs, pow, divmod))  # numbers in, numbers out
+_REDUCING_BUILTINS = frozenset(id(f) for f in (max, min, sum))  # a sequence of numbers in, a number out
+
+
+def of(value) -> str:
+    """The kind of one argument value (cheap: called on every call of a gradient function)."""
+    kind = type(value)
+    if kind is float or kind is int or kind is bool:
+        return NUMBER
+    if (kind is tuple or kind is list) and len(value) <= MAX_CHECKED_LENGTH and all(type(v) in _NUMBER_TYPES for v in value):
+        return NUMBERS
+    return ANY
+
+
+def number_variables(definition: cst.FunctionDef, parameters: dict[str, str], resolver: Resolver) -> tuple[set[str], set[str]]:
+    """(variables always holding a number, variables always holding a tuple or list of numbers)."""
+    found = assignments(definition.body.body)
+    assigned = {name for targets, _ in found for name in targets}
+    numbers = {p for p, k in parameters.items() if k == NUMBER} | (assigned - set(parameters))
+    sequences = {p for p, k in parameters.items() if k == NUMBERS} | (assigned - set(parameters))
+    sequences -= _mutated(definition, found)
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in found:
+            if len(targets) == 1:
+                target = targets[0]
+                kind = _value_kind(value, numbers, sequences, resolver)
+                if target in numbers and kind != NUMBER:
+                    numbers.discard(target)
+                    changed = True
+                if target in sequences and kind != NUMBERS:
+                    sequences.discard(target)
+                    changed = True
+            else:  # a, b = value: numbers when value is a sequence of numbers
+                unpacks_numbers = isinstance(value, cst.Name) and value.value in sequences
+                for target in targets:
+                    if target in sequences:
+                        sequences.discard(target)
+                        changed = True
+                    if target in numbers and not unpacks_numbers:
+                        numbers.discard(target)
+                        changed = True
+    return numbers, sequences
+
+
+def _mutated(definition: cst.FunctionDef, found) -> set[str]:
+    """Names whose list a method call may change (`xs.append(v)`), and the names aliasing them."""
+    receivers: set[str] = set()
+
+    class Receivers(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+                receivers.add(node.func.value.value)
+
+    definition.body.visit(Receivers())
+    changed = bool(receivers)
+    while changed:
+        changed = False
+        for targets, value in found:
+            if len(targets) == 1 and isinstance(value, cst.Name):
+                pair = {targets[0], value.value}
+                if pair & receivers and not pair <= receivers:
+                    receivers |= pair
+                    changed = True
+    return receivers
+
+
+def _atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str], resolver: Resolver) -> str:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return NUMBER
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return NUMBER
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False"):
+            return NUMBER
+        if node.value in numbers:
+            return NUMBER
+        if node.value in sequences:
+            return NUMBERS
+        return ANY
+    if isinstance(node, cst.Attribute) and syntax.dotted_name(node) is not None:
+        module = resolver.resolve(node.value)
+        if module is math:  # math.pi, math.inf: constants of a module that cannot change
+            return NUMBER
+    return ANY
+
+
+def _value_kind(value: cst.BaseExpression, numbers: set[str], sequences: set[str], resolver: Resolver) -> str:
+    def atom(node):
+        return _atom_kind(node, numbers, sequences, resolver)
+
+    if syntax.is_atom(value):
+        return atom(value)
+    if isinstance(value, cst.BinaryOperation):
+        return NUMBER if atom(value.left) == NUMBER and atom(value.right) == NUMBER else ANY
+    if isinstance(value, cst.UnaryOperation):
+        return NUMBER if atom(value.expression) == NUMBER else ANY
+    if isinstance(value, cst.Comparison):
+        operands = [value.left, *(c.comparator for c in value.comparisons)]
+        return NUMBER if all(atom(o) == NUMBER for o in operands) else ANY
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return NUMBERS if all(atom(e.value) == NUMBER for e in value.elements) else ANY
+    if isinstance(value, cst.Subscript):
+        if atom(value.value) != NUMBERS:
+            return ANY
+        return NUMBERS if any(isinstance(e.slice, cst.Slice) for e in value.slice) else NUMBER
+    if isinstance(value, cst.Call):
+        return _call_kind(value, atom, resolver)
+    return ANY
+
+
+def _call_kind(call: cst.Call, atom, resolver: Resolver) -> str:
+    function = resolver.resolve(call.func)
+    if function is None:
+        return ANY
+    key = id(function)
+    arguments = [a.value for a in call.args]
+    if key in _MATH_FUNCTIONS and getattr(math, getattr(function, "__name__", ""), None) is function:
+        return NUMBER  # math functions return floats or ints, or raise
+    if key in _NUMBER_BUILTINS:
+        return NUMBER
+    if key in _ELEMENTWISE_BUILTINS and all(atom(a) == NUMBER for a in arguments):
+        return NUMBERS if function is divmod else NUMBER
+    if key in _REDUCING_BUILTINS and len(arguments) == 1 and atom(arguments[0]) == NUMBERS:
+        return NUMBER
+    return ANY
