@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime_arrays import *  # noqa: F403  (array helpers, listed in their __all__)
 from cpsgrad.runtime_arrays import array_divide, array_log_for_power, array_power_slope, array_sign
 
@@ -152,6 +153,17 @@ def sign(x) -> float:
     if x >= 0:
         return 1.0
     return -1.0 if x < 0 else math.nan
+
+
+def refuse_in_place(value, where: str, rewrite: str) -> None:
+    """Augmented assignment (`c += b`) on an array changes it in place, and every name sharing the
+    array sees the change; the derivative program computes `c = c + b` instead, so it refuses."""
+    if isinstance(value, np.ndarray):
+        raise UnsupportedError(
+            None, f"{where} (an array)",
+            "augmented assignment changes an array in place (every name sharing it sees the change), "
+            f"which cpsgrad does not differentiate; write a new value: {rewrite}",
+        )
 
 
 def _numpy(value) -> bool:

@@ -321,6 +321,7 @@ class Generator:
                 records.append(_Backward("unpack", versions, [value], adjoints={value.value: source}))
             return
         variable = target.value
+        self.guard_in_place(statement, variable, value, pad, lines)
         record = None
         if self.is_active_variable(variable):
             record = self.record(statement, small.value, value, frame)
@@ -377,6 +378,8 @@ class Generator:
                 value = self.rename(small.value, frame)
                 target = small.targets[0].target
                 variables = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                if len(variables) == 1:
+                    self.guard_in_place(statement, variables[0], value, pad, lines)
                 for variable in variables:
                     frame.versions[variable] = final[variable]
                 written |= set(variables)
@@ -388,6 +391,18 @@ class Generator:
                 lines.append(f"{pad}{version} = {frame.versions[variable]}")
         if len(lines) == start:
             lines.append(f"{pad}pass")
+
+    def guard_in_place(self, statement, variable: str, value: cst.BaseExpression, pad: str, lines: list[str]) -> None:
+        """`c += b` is `c = c + b` here, which an array would do in place: where `c` may be an
+        array, a check refuses that at run time instead of computing something else."""
+        origin = self.normalized.origins.get(id(statement))
+        if not isinstance(origin, cst.AugAssign) or variable in self.numbers or not isinstance(value, cst.BinaryOperation):
+            return
+        where = f"{self.normalized.location(statement)}: {syntax.code(origin).strip()}"
+        target = syntax.code(origin.target)
+        operator = syntax.code(origin.operator).strip()[:-1]
+        rewrite = f"{target} = {target} {operator} {syntax.code(origin.value)}"
+        lines.append(f"{pad}{_RUNTIME}.refuse_in_place({syntax.code(value.left)}, {where!r}, {rewrite!r})")
 
     def record(self, statement, original: cst.BaseExpression, value: cst.BaseExpression, frame: _Frame) -> _Backward | None:
         """The backward record of an active assignment, or None when it has no backward."""
@@ -687,7 +702,9 @@ _SEQUENCE_BUILDERS = (list, tuple, sorted, reversed, zip, enumerate, range, runt
 
 
 def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str]:
-    """Names that may hold a tuple or list built in the function (displays, slices, list(...))."""
+    """Names that surely hold a tuple or list built in the function (displays, list(...)); a
+    slice may be an array's, so operators on slices are checked at run time instead
+    (`cpsgrad_runtime.unbroadcast` refuses a concatenated sequence)."""
     found = assignments(definition.body.body)
     containers: set[str] = set()
     changed = True
@@ -698,7 +715,6 @@ def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str
                 continue
             if (
                 isinstance(value, (cst.Tuple, cst.List))
-                or (isinstance(value, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in value.slice))
                 or (isinstance(value, cst.Call) and any(resolver.resolve(value.func) is b for b in _SEQUENCE_BUILDERS))
                 or (isinstance(value, cst.Name) and value.value in containers)
                 or (isinstance(value, cst.BinaryOperation) and any(isinstance(o, cst.Name) and o.value in containers for o in (value.left, value.right)))
