@@ -7,7 +7,7 @@ import inspect
 import numbers
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -234,21 +234,37 @@ def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
     return gradient
 
 
-def show(function: Callable, stage: str = "final", argnums: int | tuple[int, ...] = 0, example: tuple | None = None) -> str:
+def show(
+    function: Callable,
+    stage: str = "final",
+    argnums: int | tuple[int, ...] = 0,
+    example: tuple | None = None,
+    numbers: Iterable[str] | None = None,
+) -> str:
     """The source cpsgrad generates for `function` at `stage` ("normalize", "cps" or "final").
 
     "final" is exactly the program that runs for arguments like `example` (a tuple of
-    arguments, used only for their kinds: Python numbers or anything else). Without one, the
-    program shown is the one for parameters annotated `float` or `int` being numbers and every
-    other parameter anything (arrays included). A function wrapped by `grad` shows its original.
+    arguments, used only for their kinds: a Python number, a short tuple or list of numbers, or
+    anything else such as an array). Or name the parameters that hold Python numbers with
+    `numbers`. Without either, parameters annotated `float`, `int` or `bool` are numbers and
+    every other parameter may be anything (arrays included). A function wrapped by `grad`
+    shows its original.
     """
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
     function = original(function)
+    names = source.parameter_names(function)
     argument_kinds = None
+    if example is not None and numbers is not None:
+        raise ArgumentError("pass example or numbers, not both")
     if example is not None:
-        names = source.parameter_names(function)
         if len(example) != len(names):
             raise ArgumentError(f"example has {len(example)} arguments; {function.__qualname__} takes {len(names)} {tuple(names)}")
         argument_kinds = tuple(map(kinds.of, example))
+    elif numbers is not None:
+        numbers = set(numbers)
+        unknown = numbers - set(names)
+        if unknown:
+            raise ArgumentError(f"{function.__qualname__} has no parameter {', '.join(sorted(unknown))}; its parameters are {tuple(names)}")
+        argument_kinds = tuple(kinds.NUMBER if name in numbers else kinds.ANY for name in names)
     return pipeline.stage_text(function, _argnums(argnums), stage, argument_kinds)

@@ -68,6 +68,10 @@ def _argnums(text: str):
     return values[0] if len(values) == 1 else values
 
 
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cpsgrad", description="Gradients of Python functions by a CPS source transform.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("target", help="package.module:function, path/to/file.py:function or ...:Class.method")
     show.add_argument("--stage", choices=("normalize", "cps", "final"), default="final", help="which pass's output (default: final, the program that runs)")
     show.add_argument("--argnums", type=_argnums, default=0, help="differentiated positional arguments, e.g. 0 or 0,2 (default 0)")
+    show.add_argument(
+        "--numbers", type=_names, default=None, metavar="NAMES",
+        help="parameters that hold Python numbers, e.g. x,n: the program for them drops array handling "
+        "(default: the parameters annotated float, int or bool); --numbers '' means none",
+    )
     commands.add_parser("demo", help="differentiate a small physics simulation and show what happened")
     commands.add_parser("ops", help="list the tensor kernels, their devices and dtypes")
     return parser
@@ -88,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             import cpsgrad
 
             function = load_target(arguments.target)
-            print(highlight(cpsgrad.show(function, stage=arguments.stage, argnums=arguments.argnums)), end="")
+            text = cpsgrad.show(function, stage=arguments.stage, argnums=arguments.argnums, numbers=arguments.numbers)
+            print(highlight(text), end="")
             return 0
         if arguments.command == "demo":
             from cpsgrad import demo

@@ -29,6 +29,19 @@ def test_show_file_target_with_stage_and_argnums(tmp_path):
     assert normalized.stdout.startswith("def polynomial(x, y):")
 
 
+def test_show_numbers_picks_the_program_for_python_numbers():
+    target = "tests.cases.golden_functions:design_example"
+    default = cpsgrad("show", target)  # annotated x: float, n: int
+    assert "x: number, n: number" in default.stdout
+    assert "unbroadcast" not in default.stdout
+    general = cpsgrad("show", target, "--numbers", "")
+    assert "x: any, n: any" in general.stdout
+    assert "cpsgrad_runtime.unbroadcast(" in general.stdout
+    wrong = cpsgrad("show", target, "--numbers", "y")
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip() == "cpsgrad: design_example has no parameter y; its parameters are ('x', 'n')"
+
+
 def test_show_method_target():
     result = cpsgrad("show", "tests.cases.api_functions:Model.energy", "--argnums", "1")
     assert result.returncode == 0, result.stderr
