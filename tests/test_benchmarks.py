@@ -15,3 +15,13 @@ def test_scalar_benchmark_quick_run_agrees_with_hand_written_adjoints():
     assert result.returncode == 0, result.stdout + result.stderr
     for workload in ("loop, 100 steps", "pendulum", "Taylor sin(5)"):
         assert workload in result.stdout
+
+
+def test_rnn_benchmark_quick_run_agrees_with_hand_written_gradient():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "rnn.py"), "--quick", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "| min-char-rnn, V=" in result.stdout
+    assert "ERROR" not in result.stdout and "WRONG" not in result.stdout

@@ -650,6 +650,8 @@ def _slice_code(index: cst.Slice) -> str:
 
 
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(value, cst.Attribute):  # x.T reads x (math.pi reads nothing local: not a Name)
+        return [value.value]
     if syntax.is_atom(value):
         return [value]
     if isinstance(value, (cst.Tuple, cst.List)):

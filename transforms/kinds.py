@@ -33,6 +33,7 @@ _MATH_FUNCTIONS = frozenset(id(v) for v in vars(math).values() if callable(v))
 _NUMBER_BUILTINS = frozenset(id(f) for f in (float, int, bool, len, round, math.floor, math.ceil, math.trunc, runtime.zip_length))
 _ELEMENTWISE_BUILTINS = frozenset(id(f) for f in (abs, pow, divmod))  # numbers in, numbers out
 _REDUCING_BUILTINS = frozenset(id(f) for f in (max, min, sum))  # a sequence of numbers in, a number out
+_SEQUENCE_BUILDERS = frozenset(id(f) for f in (tuple, list, sorted, runtime.as_sequence))  # numbers stay numbers
 
 
 def of(value) -> str:
@@ -157,4 +158,6 @@ def _call_kind(call: cst.Call, atom, resolver: Resolver) -> str:
         return NUMBERS if function is divmod else NUMBER
     if key in _REDUCING_BUILTINS and len(arguments) == 1 and atom(arguments[0]) == NUMBERS:
         return NUMBER
+    if key in _SEQUENCE_BUILDERS and len(arguments) == 1 and atom(arguments[0]) == NUMBERS:
+        return NUMBERS
     return ANY

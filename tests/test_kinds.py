@@ -1,0 +1,78 @@
+"""Programs specialised to argument kinds: numbers drop broadcasting code, arrays keep it."""
+
+import math
+
+import numpy as np
+import pytest
+
+import cpsgrad
+from cpsgrad.transforms import kinds
+from tests.cases import kinds_functions as cases
+
+
+def test_kind_of_values():
+    assert kinds.of(1.5) == kinds.of(3) == kinds.of(True) == kinds.NUMBER
+    assert kinds.of((1.0, 2)) == kinds.of([0.5]) == kinds.NUMBERS
+    assert kinds.of(np.float64(1.0)) == kinds.of(np.ones(2)) == kinds.of([np.ones(2)]) == kinds.ANY
+    assert kinds.of([1.0] * (kinds.MAX_CHECKED_LENGTH + 1)) == kinds.ANY
+
+
+def test_number_program_has_no_broadcasting_code_and_array_program_has():
+    numbers = cpsgrad.show(cases.mixed, example=(0.5, 3))
+    assert "unbroadcast" not in numbers
+    assert "x: number, n: number" in numbers
+    general = cpsgrad.show(cases.mixed)
+    assert "x: any, n: any" in general
+    assert "cpsgrad_runtime.unbroadcast(" in general
+
+
+def test_one_wrapper_runs_the_program_for_each_kind():
+    gradient = cpsgrad.grad(cases.scale_and_square, argnums=(0, 1))
+    dx, dw = gradient(1.5, 2.0)
+    assert (dx, dw) == (2 * (2.0 * 1.5 + 2.0) * 2.0, 2 * (2.0 * 1.5 + 2.0) * 1.5)
+    assert type(dx) is float
+    w = np.array([1.0, -2.0, 0.5])
+    dx, dw = gradient(1.5, w)
+    y = w * 1.5 + 2.0
+    assert type(dx) is float
+    assert dx == pytest.approx(float(np.sum(2 * y * w)))
+    np.testing.assert_allclose(dw, 2 * y * 1.5)
+    x32 = np.array([0.5, 1.0], dtype=np.float32)
+    dx, _ = gradient(x32, np.float32(2.0))
+    assert dx.dtype == np.float32
+
+
+def test_globals_are_not_assumed_numbers():
+    # OFFSET is a global float: read live, so it could become an array; the program keeps
+    # the broadcasting code for the product with it, and stays right when it changes.
+    text = cpsgrad.show(cases.with_a_global, example=(0.5, 3))
+    assert "cpsgrad_runtime.unbroadcast(t4_d * OFFSET, t3)" in text
+    assert "t2_d = t3_d * math.cos(t2)" in text  # math.sin of a number stays plain
+    gradient = cpsgrad.grad(cases.with_a_global)
+    expected = sum(math.cos(0.5 * i) * i for i in range(3))
+    assert gradient(0.5, 3) == pytest.approx(expected)
+
+
+def test_a_sequence_of_numbers_gives_number_elements():
+    text = cpsgrad.show(cases.through_a_list, example=(1.0, [1.0, 2.0]))
+    assert "unbroadcast" not in text
+    assert cpsgrad.grad(cases.through_a_list)(1.0, [1.0, 2.0]) == 3.0
+    # the same function given arrays in the list
+    assert cpsgrad.grad(cases.through_a_list)(1.0, [np.float64(1.0), np.float64(2.0)]) == 3.0
+
+
+def test_a_parameter_reassigned_to_an_array_is_not_a_number():
+    assert cpsgrad.grad(cases.becomes_an_array)(1.5) == pytest.approx(2 * 1.5 + 4 * 2 * 1.5)
+
+
+def test_a_list_changed_by_a_method_is_not_a_sequence_of_numbers():
+    text = cpsgrad.show(cases.appended, stage="final", argnums=0, example=(1.0, [2.0]))
+    assert "cpsgrad_runtime.unbroadcast(" in text
+
+
+def test_augmented_assignment_on_an_array_is_refused_with_the_rewrite():
+    with pytest.raises(cpsgrad.UnsupportedError, match=r"kinds_functions\.py:\d+:\d+: y \+= x \(an array\).*write a new value: y = y \+ x"):
+        cpsgrad.grad(cases.in_place)(np.ones(2))
+    assert cpsgrad.grad(cases.in_place)(1.5) == 2.0
+    assert cpsgrad.grad(cases.in_place_number)(1.5) == 2.0
+    assert "refuse_in_place" not in cpsgrad.show(cases.in_place_number, example=(1.5,))
