@@ -31,3 +31,11 @@ def test_design_doc_shows_the_program_cpsgrad_generates():
     body = "\n".join(line for line in generated.splitlines() if not line.startswith("#"))
     documented = _python_blocks(ROOT / "docs" / "design.md")[1]
     assert body.replace("design_example", "f").strip() == documented.strip()
+
+
+def test_testing_doc_examples_run(tmp_path):
+    source = "\n".join(_python_blocks(ROOT / "docs" / "testing.md"))
+    module = tmp_path / "testing_doc_example.py"
+    module.write_text(source)
+    namespace = {"__name__": "testing_doc_example", "__file__": str(module)}
+    exec(compile(source, str(module), "exec"), namespace)

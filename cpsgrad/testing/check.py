@@ -2,8 +2,9 @@
 
 The numeric derivative is a Richardson-extrapolated central difference in float64 (sixth order,
 steps h, h/2 and h/4), confirmed by fourth-order one-sided estimates from each side (steps h to
-h/8). Points where finite differences cannot be trusted are skipped, never
-reported as failures:
+h/8). Array arguments are checked one element at a time, each element perturbed alone; float32
+arguments are differenced on float64 copies. Points where finite differences cannot be trusted
+are skipped, never reported as failures:
 
 - a branch changes within the step: the bytecode instructions that ran (in the function and in
   every Python function it calls, traced with `sys.settrace`) differ between x and a probe point;
@@ -15,15 +16,19 @@ reported as failures:
 from __future__ import annotations
 
 import gc
+import importlib.util
 import inspect
 import math
 import numbers
+import os
 import reprlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any
+
+import numpy as np
 
 import cpsgrad
 
@@ -32,6 +37,15 @@ DEFAULT_RTOL = 1e-5
 
 DEFAULT_ATOL = 1e-7
 """Absolute tolerance of `check_grad`, for derivatives near zero."""
+
+FLOAT32_RTOL = 2e-3
+"""Default relative tolerance when any argument is a float32 array or scalar."""
+
+FLOAT32_ATOL = 1e-4
+"""Default absolute tolerance when any argument is a float32 array or scalar."""
+
+DEFAULT_MAX_ELEMENTS = 64
+"""Elements of one array argument checked by default; bigger arrays get a fixed random subset."""
 
 RELATIVE_STEP = 1e-4
 """The default step is RELATIVE_STEP * max(|x|, MIN_STEP_SCALE), rounded down to a power of two."""
@@ -43,6 +57,26 @@ MIN_STEP_SCALE = 1.0
 _EVALUATION_ERROR = 64 * sys.float_info.epsilon
 _NOISE_GAIN = 80.0
 
+# Array dtypes that can be differentiated, and the seed of the subset of elements checked.
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_SUBSET_SEED = 0
+# Mismatched elements of one array argument shown in the failure message.
+_SHOWN_ELEMENTS = 5
+
+
+def _package_directories(*names: str) -> tuple[str, ...]:
+    directories = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            directories.extend(os.path.join(d, "") for d in spec.submodule_search_locations)
+    return tuple(directories)
+
+
+# Libraries whose code may take dtype-dependent paths: ignored when comparing a float32 run with
+# its float64 copy (not when comparing probe points, which all have the same dtypes).
+_DTYPE_DISPATCHING = _package_directories("numpy", "scipy")
+
 Executed = list[tuple[CodeType, int]]
 
 
@@ -51,14 +85,17 @@ class GradCheck:
     """What `check_grad` found at one input.
 
     `analytic` and `numeric` hold one derivative per differentiated argument, in `argnums`
-    order. A skipped check says why in `reason`; its `analytic` is filled when the gradient
-    was computed, and its `numeric` is empty.
+    order: a float for a scalar argument; for an array argument, `analytic` is the gradient
+    array (the argument's shape and dtype) and `numeric` a float64 array of the argument's
+    shape, NaN at the elements left unchecked (see `max_elements`). A skipped check says why
+    in `reason`; its `analytic` is filled when the gradient was computed, and its `numeric` is
+    empty.
     """
 
     skipped: bool
     reason: str = ""
-    analytic: tuple[float, ...] = ()
-    numeric: tuple[float, ...] = ()
+    analytic: tuple[Any, ...] = ()
+    numeric: tuple[Any, ...] = ()
 
 
 class _Skip(Exception):
@@ -69,70 +106,189 @@ def check_grad(
     f: Callable[..., Any],
     *args: Any,
     argnums: int | Sequence[int] = 0,
-    rtol: float = DEFAULT_RTOL,
-    atol: float = DEFAULT_ATOL,
+    rtol: float | None = None,
+    atol: float | None = None,
     step: float | None = None,
     gradient: Callable[..., Any] | None = None,
+    max_elements: int | None = DEFAULT_MAX_ELEMENTS,
 ) -> GradCheck:
     """Check the gradient of `f` at `args` against finite differences of `f` itself.
 
-    By default the gradient is `cpsgrad.grad(f, argnums=argnums)(*args)`, and the value of
-    `cpsgrad.value_and_grad(f, argnums=argnums)(*args)` must equal `f(*args)` exactly (the
-    same operations run; NaN equals NaN), its gradient must equal `grad`'s, and every
-    derivative must be a float. Pass `gradient` (called like `f`, returning a float for an int
+    Differentiated arguments are floats, numpy floating scalars, or float32/float64 arrays of
+    any shape (0-d included). By default the gradient is `cpsgrad.grad(f, argnums=argnums)(*args)`,
+    and the value of `cpsgrad.value_and_grad(f, argnums=argnums)(*args)` must equal `f(*args)`
+    exactly (the same scalar: a 0-d array counts as its element; NaN equals NaN), its gradient
+    must equal `grad`'s, a float argument's derivative must be a float and a numpy scalar's a
+    scalar of its dtype. Pass `gradient` (called like `f`, returning one derivative for an int
     `argnums` and a sequence otherwise) to check another gradient function instead; then the
-    value is not checked.
+    value is not checked. Either way the derivative of an array argument must be an ndarray
+    of the argument's shape and dtype (from `gradient`, a numpy scalar of the dtype will do
+    for a 0-d array, as numpy computes scalars from 0-d arrays).
 
     A derivative passes when |analytic - numeric| <= atol + rtol * |numeric| + noise, where
     noise bounds the rounding error of the finite differences (about 1e-12 * max|f| / step,
-    negligible for well-scaled functions). Defaults: rtol=1e-5, atol=1e-7, and a step per
-    argument of 1e-4 * max(|x|, 1); `step` overrides it for every argument (make it smaller
-    for functions that vary on a finer scale, such as sin(100 * x)). Steps are rounded down
-    to a power of two so that the probe points x +- step/2**k are exact.
+    negligible for well-scaled functions); an array passes when each checked element does.
+    Defaults: rtol=1e-5, atol=1e-7, or rtol=2e-3, atol=1e-4 when any argument is a float32
+    array or scalar (f then computes in single precision, while the finite differences run on
+    float64 copies of the float32 arguments). The step for each scalar or element is
+    1e-4 * max(|x|, 1); `step` overrides it for all (make it smaller for functions that vary
+    on a finer scale, such as sin(100 * x)). Steps are rounded down to a power of two so that
+    the probe points x +- step/2**k are exact.
 
-    Returns a `GradCheck`; skipped inputs (a branch change or kink within the step, or `f`
-    raising or returning a non-finite value at a probe point) come back with `skipped=True`
-    and a reason. Raises `AssertionError` on a mismatch, naming the function, the arguments,
-    `argnums`, and the analytic and numeric derivative of each argument with their errors.
-    Raises `TypeError` if a differentiated argument is not a float.
+    Each element costs eight calls of `f`, so of an array argument with more than
+    `max_elements` elements only a fixed pseudo-random subset of `max_elements` is checked
+    (always the same for the same shape); `max_elements=None` checks every element.
+
+    Returns a `GradCheck`; skipped inputs (a branch change or kink within the step of some
+    scalar or element, or `f` raising or returning a non-finite value at a probe point) come
+    back with `skipped=True` and a reason, unless another derivative is wrong. Raises
+    `AssertionError` on a mismatch, naming the function, the arguments, `argnums`, and the
+    analytic and numeric derivative of each argument with their errors (for an array, its
+    worst elements by index). Raises `TypeError` if a differentiated argument is not a float
+    or a float array, and `ValueError` if `f` modifies an array argument in place.
     """
     positions = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for position in positions:
         if not 0 <= position < len(args):
             raise ValueError(f"argnums {argnums!r} out of range for {len(args)} arguments")
-        if not isinstance(args[position], float):
-            raise TypeError(
-                f"check_grad: argument {position} is {type(args[position]).__name__}; "
-                "differentiated arguments must be floats"
-            )
+        _require_differentiable(position, args[position])
+    if max_elements is not None and (
+        isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1
+    ):
+        raise ValueError(
+            f"check_grad: max_elements must be a positive int or None, not {max_elements!r}"
+        )
+    single = any(_is_float32(arg) for arg in args)
+    if rtol is None:
+        rtol = FLOAT32_RTOL if single else DEFAULT_RTOL
+    if atol is None:
+        atol = FLOAT32_ATOL if single else DEFAULT_ATOL
+    saved = _copy_arrays(args)
     try:
         value, executed = _run_traced(f, args)
     except Exception as error:
         return GradCheck(skipped=True, reason=f"f raises {type(error).__name__}: {error}")
-    _require_real(f, value)
+    _require_unmodified(f, args, saved, ValueError, f"{_name(f)} modifies its argument")
+    value = _real(f, value)
     if gradient is None:
         analytic = _cpsgrad_gradient(f, args, argnums, positions, value)
     else:
-        analytic = _as_derivatives(gradient(*args), argnums, positions)
+        analytic = _as_derivatives(f, args, gradient(*args), argnums, positions)
+    _require_unmodified(f, args, saved, AssertionError, "the gradient modifies argument")
     if not math.isfinite(value):
         return GradCheck(skipped=True, reason=f"f returns {value!r}", analytic=analytic)
-    try:
-        estimates = [
-            _estimate(f, args, position, value, executed, step, rtol, atol)
-            for position in positions
-        ]
-    except _Skip as skip:
-        return GradCheck(skipped=True, reason=str(skip), analytic=analytic)
-    numeric = tuple(estimate.derivative for estimate in estimates)
-    failed = [
-        not abs(derivative - estimate.derivative) <= estimate.tolerance(rtol, atol)
-        for derivative, estimate in zip(analytic, estimates, strict=True)
-    ]
-    if any(failed):
+    # Finite differences run on `base`: the arguments, with float32 ones copied to float64.
+    base, base_value, base_executed = args, value, executed
+    if single:
+        try:
+            base, base_value, base_executed = _in_double_precision(f, args, executed)
+        except _Skip as skip:
+            return GradCheck(skipped=True, reason=str(skip), analytic=analytic)
+
+    estimates: dict[_Coordinate, _Estimate] = {}
+    skips: list[str] = []
+    for coordinate in _coordinates(f, args, positions, max_elements):
+        try:
+            estimates[coordinate] = _estimate(
+                f, base, coordinate, float(base_value), base_executed, step, rtol, atol
+            )
+        except _Skip as skip:
+            skips.append(str(skip))
+    derivatives = dict(zip(positions, analytic, strict=True))
+    failed = {
+        coordinate
+        for coordinate, estimate in estimates.items()
+        if not abs(_analytic_at(derivatives, coordinate) - estimate.derivative)
+        <= estimate.tolerance(rtol, atol)
+    }
+    if failed:
         raise AssertionError(
-            _mismatch_message(f, args, argnums, positions, analytic, estimates, failed, rtol, atol)
+            _mismatch_message(
+                f, args, argnums, positions, derivatives, estimates, failed, skips, rtol, atol
+            )
         )
-    return GradCheck(skipped=False, analytic=analytic, numeric=numeric)
+    if skips:
+        more = f" (and {len(skips) - 1} more)" if len(skips) > 1 else ""
+        return GradCheck(skipped=True, reason=skips[0] + more, analytic=analytic)
+    return GradCheck(skipped=False, analytic=analytic, numeric=_numeric(args, positions, estimates))
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+
+def _require_differentiable(position: int, value: Any) -> None:
+    if isinstance(value, float) or (
+        isinstance(value, np.floating) and value.dtype in _FLOAT_DTYPES
+    ):
+        return
+    if type(value) is np.ndarray and value.dtype in _FLOAT_DTYPES:
+        return
+    described = _describe_value(value, values=False)
+    raise TypeError(
+        f"check_grad: argument {position} is {described}; differentiated arguments must be "
+        "floats, numpy float32/float64 scalars, or float32/float64 arrays"
+    )
+
+
+def _is_float32(value: Any) -> bool:
+    return isinstance(value, (np.ndarray, np.floating)) and value.dtype == np.float32
+
+
+def _copy_arrays(args: tuple[Any, ...]) -> dict[int, np.ndarray]:
+    return {i: arg.copy() for i, arg in enumerate(args) if isinstance(arg, np.ndarray)}
+
+
+def _require_unmodified(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    saved: dict[int, np.ndarray],
+    error: type[Exception],
+    what: str,
+) -> None:
+    names = _parameter_names(f, len(args))
+    for i, copy in saved.items():
+        if not (args[i].shape == copy.shape and np.array_equal(args[i], copy, equal_nan=True)):
+            raise error(
+                f"check_grad: {what} {names[i]} in place; finite differences need it unchanged"
+            )
+
+
+def _in_double_precision(
+    f: Callable[..., Any], args: tuple[Any, ...], executed: Executed
+) -> tuple[tuple[Any, ...], Any, Executed]:
+    """The arguments with float32 ones copied to float64, f's value there and its trace.
+
+    f must take the same path on both, except inside numpy and scipy, which dispatch on dtype.
+    """
+    double = tuple(arg.astype(np.float64) if _is_float32(arg) else arg for arg in args)
+    where = "on float64 copies of its float32 arguments"
+    try:
+        value, double_executed = _run_traced(f, double)
+    except Exception as error:
+        raise _Skip(f"f raises {type(error).__name__}: {error} {where}") from None
+    value = _real(f, value)
+    mine, double_mine = _outside_libraries(executed), _outside_libraries(double_executed)
+    if double_mine != mine:
+        raise _Skip(f"branch change: {_first_difference(mine, double_mine)} {where}")
+    if getattr(value, "dtype", None) == np.float32:
+        raise _Skip(
+            f"f returns float32 {where}: finite differences in single precision are too noisy"
+        )
+    if not math.isfinite(value):
+        raise _Skip(f"f returns {value!r} {where}")
+    return double, value, double_executed
+
+
+def _outside_libraries(executed: Executed) -> Executed:
+    """The instructions run outside numpy and scipy."""
+    return [
+        (code, offset)
+        for code, offset in executed
+        if not code.co_filename.startswith(_DTYPE_DISPATCHING)
+    ]
+
+
+# --- the analytic gradient -------------------------------------------------------------------
 
 
 def _cpsgrad_gradient(
@@ -141,12 +297,12 @@ def _cpsgrad_gradient(
     argnums: int | Sequence[int],
     positions: tuple[int, ...],
     value: Any,
-) -> tuple[float, ...]:
+) -> tuple[Any, ...]:
     """cpsgrad's gradient, after checking value_and_grad against f and grad."""
     name = _describe_call(f, args, argnums)
     result = cpsgrad.grad(f, argnums=argnums)(*args)
     transformed_value, transformed_result = cpsgrad.value_and_grad(f, argnums=argnums)(*args)
-    if not _same(transformed_value, value):
+    if not _same(_scalar(transformed_value), value):
         raise AssertionError(
             f"value_and_grad of {name} returns the value {transformed_value!r}, "
             f"but the function returns {value!r}"
@@ -154,11 +310,7 @@ def _cpsgrad_gradient(
     derivatives = _split(result, argnums, positions, name)
     transformed = _split(transformed_result, argnums, positions, name)
     for position, derivative in zip(positions, derivatives, strict=True):
-        if not isinstance(derivative, float):
-            raise AssertionError(
-                f"grad of {name}: the derivative for argument {position} is "
-                f"{type(derivative).__name__} {derivative!r}; a float argument needs a float"
-            )
+        _require_conforming(f"grad of {name}", f, args, position, derivative)
     if not all(_same(a, b) for a, b in zip(derivatives, transformed, strict=True)):
         raise AssertionError(
             f"grad of {name} returns {result!r} but value_and_grad returns {transformed_result!r}"
@@ -167,11 +319,58 @@ def _cpsgrad_gradient(
 
 
 def _as_derivatives(
-    result: Any, argnums: int | Sequence[int], positions: tuple[int, ...]
-) -> tuple[float, ...]:
-    """A user-supplied gradient as one float per differentiated argument."""
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    result: Any,
+    argnums: int | Sequence[int],
+    positions: tuple[int, ...],
+) -> tuple[Any, ...]:
+    """A user-supplied gradient: a float per scalar argument, an array per array argument
+    (for a 0-d array, a numpy scalar of its dtype will do)."""
     parts = _split(result, argnums, positions, "the gradient function")
-    return tuple(float(part) for part in parts)
+    derivatives = []
+    for position, part in zip(positions, parts, strict=True):
+        argument = args[position]
+        if isinstance(argument, np.ndarray):
+            if (
+                argument.shape == ()
+                and isinstance(part, np.generic)
+                and part.dtype == argument.dtype
+            ):
+                part = np.asarray(part)  # numpy computes scalars from 0-d arrays
+            _require_conforming("the gradient function", f, args, position, part)
+            derivatives.append(part)
+        else:
+            derivatives.append(float(part))
+    return tuple(derivatives)
+
+
+def _require_conforming(
+    who: str, f: Callable[..., Any], args: tuple[Any, ...], position: int, derivative: Any
+) -> None:
+    """An array argument needs an ndarray of its shape and dtype; a scalar a scalar of its type."""
+    argument = args[position]
+    if isinstance(argument, np.ndarray):
+        if (
+            type(derivative) is np.ndarray
+            and derivative.shape == argument.shape
+            and derivative.dtype == argument.dtype
+        ):
+            return
+        needs = f"a {_describe_value(argument, values=False)} needs an array of the same shape and dtype"
+    elif isinstance(argument, np.floating) and argument.dtype == np.float32:
+        if isinstance(derivative, np.floating) and derivative.dtype == np.float32:
+            return
+        needs = "a float32 argument needs a float32 scalar"
+    else:
+        if isinstance(derivative, float):
+            return
+        needs = "a float argument needs a float"
+    name = _parameter_names(f, len(args))[position]
+    raise AssertionError(
+        f"{who}: the derivative for argument {position} ({name}) is "
+        f"{_describe_value(derivative)}; {needs}"
+    )
 
 
 def _split(
@@ -188,8 +387,21 @@ def _split(
     return parts
 
 
+def _scalar(value: Any) -> Any:
+    """A 0-d array as its element; anything else as it is."""
+    return value[()] if isinstance(value, np.ndarray) and value.shape == () else value
+
+
 def _same(a: Any, b: Any) -> bool:
-    """Equality where NaN equals NaN."""
+    """Equality where NaN equals NaN; arrays are equal in shape, dtype and every element."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        )
     if a == b:
         return True
     return (
@@ -199,11 +411,23 @@ def _same(a: Any, b: Any) -> bool:
     )
 
 
-def _require_real(f: Callable[..., Any], value: Any) -> None:
+def _real(f: Callable[..., Any], value: Any) -> Any:
+    """f's value as a real scalar (a 0-d array as its element); TypeError for anything else."""
+    if isinstance(value, np.ndarray):
+        if value.shape == () and value.dtype.kind in "fiu":
+            return value[()]
+        raise TypeError(
+            f"check_grad: {_name(f)} returns an array of shape {value.shape} and dtype "
+            f"{value.dtype}; it must return a real number"
+        )
     if not isinstance(value, numbers.Real):
         raise TypeError(
             f"check_grad: {_name(f)} returns {type(value).__name__}; it must return a real number"
         )
+    return value
+
+
+# --- finite differences ----------------------------------------------------------------------
 
 
 def _run_traced(f: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, Executed]:
@@ -239,6 +463,65 @@ def _run_traced(f: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, Execut
 
 
 @dataclass(frozen=True)
+class _Coordinate:
+    """One scalar argument, or one element of an array argument, to perturb."""
+
+    position: int
+    index: tuple[int, ...] | None  # None for a scalar argument
+    label: str  # "x", "W[1, 2]"
+
+
+def _coordinates(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    positions: tuple[int, ...],
+    max_elements: int | None,
+) -> list[_Coordinate]:
+    names = _parameter_names(f, len(args))
+    coordinates = []
+    for position in positions:
+        argument, name = args[position], names[position]
+        if not isinstance(argument, np.ndarray):
+            coordinates.append(_Coordinate(position, None, name))
+            continue
+        for index in _checked_indices(argument.shape, max_elements):
+            label = f"{name}[{', '.join(map(str, index))}]" if index else name
+            coordinates.append(_Coordinate(position, index, label))
+    return coordinates
+
+
+def _checked_indices(shape: tuple[int, ...], max_elements: int | None) -> list[tuple[int, ...]]:
+    """Every index of an array of this shape, or a fixed random sample of max_elements of them."""
+    size = math.prod(shape)
+    if max_elements is None or size <= max_elements:
+        flat: Any = range(size)
+    else:
+        flat = np.sort(
+            np.random.default_rng(_SUBSET_SEED).choice(size, max_elements, replace=False)
+        )
+    return [tuple(int(i) for i in np.unravel_index(int(k), shape)) for k in flat]
+
+
+def _analytic_at(derivatives: dict[int, Any], coordinate: _Coordinate) -> float:
+    derivative = derivatives[coordinate.position]
+    return float(derivative if coordinate.index is None else derivative[coordinate.index])
+
+
+def _numeric(
+    args: tuple[Any, ...], positions: tuple[int, ...], estimates: dict[_Coordinate, _Estimate]
+) -> tuple[Any, ...]:
+    numeric: dict[int, Any] = {
+        p: np.full(args[p].shape, np.nan) for p in positions if isinstance(args[p], np.ndarray)
+    }
+    for coordinate, estimate in estimates.items():
+        if coordinate.index is None:
+            numeric[coordinate.position] = estimate.derivative
+        else:
+            numeric[coordinate.position][coordinate.index] = estimate.derivative
+    return tuple(numeric[p] for p in positions)
+
+
+@dataclass(frozen=True)
 class _Estimate:
     """Finite-difference estimates of one partial derivative."""
 
@@ -251,27 +534,42 @@ class _Estimate:
         return atol + rtol * abs(self.derivative) + self.noise
 
 
+def _shifted(
+    args: tuple[Any, ...], coordinate: _Coordinate, offset: float
+) -> tuple[list[Any], float]:
+    """The arguments with one scalar or element moved by `offset`, and where it landed."""
+    shifted = list(args)
+    argument = args[coordinate.position]
+    if coordinate.index is None:
+        shifted[coordinate.position] = point = argument + offset
+        return shifted, float(point)
+    moved = argument.copy()
+    moved[coordinate.index] += offset
+    shifted[coordinate.position] = moved
+    return shifted, float(moved[coordinate.index])
+
+
 def _estimate(
     f: Callable[..., Any],
     args: tuple[Any, ...],
-    position: int,
+    coordinate: _Coordinate,
     value: float,
     executed: Executed,
     step: float | None,
     rtol: float,
     atol: float,
 ) -> _Estimate:
-    """Estimate d f / d args[position]; raise _Skip where finite differences are unreliable."""
-    x = args[position]
+    """Estimate d f / d coordinate; raise _Skip where finite differences are unreliable."""
+    argument = args[coordinate.position]
+    x = float(argument if coordinate.index is None else argument[coordinate.index])
     h = _power_of_two_below(
         step if step is not None else RELATIVE_STEP * max(abs(x), MIN_STEP_SCALE)
     )
-    name = _parameter_names(f, len(args))[position]
+    name = coordinate.label
     points: dict[float, float] = {}
     values: dict[float, float] = {}
     for offset in (h, -h, h / 2, -h / 2, h / 4, -h / 4, h / 8, -h / 8):
-        shifted = list(args)
-        shifted[position] = point = x + offset
+        shifted, point = _shifted(args, coordinate, offset)
         where = f"{name}={point!r} (step {offset:+.3g} from {x!r})"
         try:
             probe, probe_executed = _run_traced(f, shifted)
@@ -279,7 +577,7 @@ def _estimate(
             raise _Skip(f"f raises {type(error).__name__}: {error} at {where}") from None
         if probe_executed != executed:
             raise _Skip(f"branch change: {_first_difference(executed, probe_executed)} at {where}")
-        _require_real(f, probe)
+        probe = _real(f, probe)
         if not math.isfinite(probe):
             raise _Skip(f"f returns {probe!r} at {where}")
         points[offset], values[offset] = point, float(probe)
@@ -341,6 +639,9 @@ def _line_of(code: CodeType, offset: int) -> str:
     return f"{code.co_filename}:{line} ({code.co_name})"
 
 
+# --- messages --------------------------------------------------------------------------------
+
+
 def _parameter_names(f: Callable[..., Any], count: int) -> list[str]:
     """Names for f's first `count` positional arguments (arg0, arg1, ... where unknown)."""
     try:
@@ -355,9 +656,28 @@ def _name(f: Callable[..., Any]) -> str:
     return getattr(f, "__qualname__", None) or repr(f)
 
 
+def _describe_value(value: Any, *, values: bool = True) -> str:
+    """'float64 array of shape (2, 3)', 'float 0.5', 'float32 0.5'; without the value: 'float'."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} array of shape {value.shape}"
+    if isinstance(value, np.generic):
+        return f"{value.dtype} {value.item()!r}" if values else str(value.dtype)
+    kind = type(value).__name__
+    return f"{kind} {value!r}" if values else kind
+
+
+def _show_argument(value: Any) -> str:
+    """An argument in a message: small arrays in full on one line, bigger ones by shape."""
+    if isinstance(value, np.ndarray):
+        if value.size <= 8:
+            return " ".join(repr(value).split())
+        return f"array(shape={value.shape}, dtype={value.dtype})"
+    return reprlib.repr(value)
+
+
 def _describe_call(f: Callable[..., Any], args: tuple[Any, ...], argnums: Any) -> str:
     names = _parameter_names(f, len(args))
-    shown = ", ".join(f"{n}={reprlib.repr(a)}" for n, a in zip(names, args, strict=True))
+    shown = ", ".join(f"{n}={_show_argument(a)}" for n, a in zip(names, args, strict=True))
     return f"{_name(f)}({shown}) with argnums={argnums!r}"
 
 
@@ -366,22 +686,53 @@ def _mismatch_message(
     args: tuple[Any, ...],
     argnums: Any,
     positions: tuple[int, ...],
-    analytic: tuple[float, ...],
-    estimates: list[_Estimate],
-    failed: list[bool],
+    derivatives: dict[int, Any],
+    estimates: dict[_Coordinate, _Estimate],
+    failed: set[_Coordinate],
+    skips: list[str],
     rtol: float,
     atol: float,
 ) -> str:
     names = _parameter_names(f, len(args))
     lines = [f"gradient of {_describe_call(f, args, argnums)} disagrees with finite differences:"]
-    for position, derivative, estimate, bad in zip(
-        positions, analytic, estimates, failed, strict=True
-    ):
+
+    def line(coordinate: _Coordinate, estimate: _Estimate, indent: str) -> str:
+        derivative = _analytic_at(derivatives, coordinate)
         error = abs(derivative - estimate.derivative)
         relative = error / abs(estimate.derivative) if estimate.derivative else math.inf
-        lines.append(
-            f"  d/d{names[position]}: analytic {derivative!r}, numeric {estimate.derivative!r}, "
-            f"abs error {error:.3g}, rel error {relative:.3g}" + ("  <-- mismatch" if bad else "")
+        bad = "  <-- mismatch" if coordinate in failed else ""
+        return (
+            f"{indent}d/d{coordinate.label}: analytic {derivative!r}, numeric "
+            f"{estimate.derivative!r}, abs error {error:.3g}, rel error {relative:.3g}{bad}"
         )
+
+    for position in positions:
+        mine = [(c, e) for c, e in estimates.items() if c.position == position]
+        if not isinstance(args[position], np.ndarray):
+            lines.extend(line(coordinate, estimate, "  ") for coordinate, estimate in mine)
+            continue
+        name, size = names[position], args[position].size
+        wrong = [(c, e) for c, e in mine if c in failed]
+        if not wrong:
+            lines.append(
+                f"  d/d{name}: {len(mine)} of {size} elements checked, all within tolerance"
+            )
+            continue
+
+        def badness(item: tuple[_Coordinate, _Estimate]) -> float:
+            coordinate, estimate = item
+            error = abs(_analytic_at(derivatives, coordinate) - estimate.derivative)
+            return error / estimate.tolerance(rtol, atol) if error == error else math.inf
+
+        wrong.sort(key=badness, reverse=True)
+        lines.append(
+            f"  d/d{name}: {len(wrong)} of {len(mine)} elements checked mismatch "
+            f"({size} in all); the worst:"
+        )
+        lines.extend(line(c, e, "    ") for c, e in wrong[:_SHOWN_ELEMENTS])
+        if len(wrong) > _SHOWN_ELEMENTS:
+            lines.append(f"    ... and {len(wrong) - _SHOWN_ELEMENTS} more")
+    if skips:
+        lines.append(f"  skipped {len(skips)} (finite differences unreliable), first: {skips[0]}")
     lines.append(f"  tolerance: atol={atol:g} + rtol={rtol:g} * |numeric| + rounding noise")
     return "\n".join(lines)
