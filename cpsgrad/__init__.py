@@ -4,6 +4,7 @@
 >>> cpsgrad.grad(f)(x)            # doctest: +SKIP
 """
 
+from cpsgrad import nn
 from cpsgrad import rules as _rules  # noqa: F401  (registers the built-in rule table)
 from cpsgrad.api import grad, show, value_and_grad
 from cpsgrad.errors import (
@@ -28,6 +29,7 @@ __all__ = [
     "SourceError",
     "UnsupportedError",
     "grad",
+    "nn",
     "rule",
     "show",
     "value_and_grad",

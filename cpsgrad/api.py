@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cpsgrad import runtime
+from cpsgrad import nn_backward, runtime
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import kinds, pipeline, source
@@ -163,6 +163,7 @@ class _Runner:
             ) from None
         finally:
             _deep.leave()
+            nn_backward.clear()  # adjoints an op kept for its next input's helper live one run only
         gradients = _gradients(args, differentiated, result[1:])
         return result[0], gradients
 

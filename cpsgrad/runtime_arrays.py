@@ -9,18 +9,54 @@ Conventions every helper keeps:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
+    "array_adjoint",
     "array_divide",
     "array_log_for_power",
     "array_power_slope",
+    "array_product_adjoint",
     "array_sign",
+    "chain",
+    "clip_adjoint",
+    "concatenate_adjoint",
+    "cumsum_adjoint",
+    "dot_left",
+    "dot_right",
+    "exponent_slope",
+    "extremum_adjoint",
+    "hstack_adjoint",
+    "hypot_slope",
     "index_adjoint",
+    "inner_left",
+    "inner_right",
     "is_zero",
+    "item_adjoint",
+    "linspace_adjoint",
+    "logaddexp_share",
     "matmul_left",
     "matmul_right",
+    "mean_adjoint",
+    "moveaxis_adjoint",
+    "norm_adjoint",
+    "outer_left",
+    "outer_right",
+    "reshape_adjoint",
+    "select",
+    "split_adjoint",
+    "stack_adjoint",
+    "std_adjoint",
+    "sum_adjoint",
+    "swapaxes_adjoint",
+    "tie_share",
+    "trace_adjoint",
+    "transpose_adjoint",
     "unbroadcast",
+    "var_adjoint",
+    "vstack_adjoint",
 ]
 
 _ndarray = np.ndarray
@@ -54,6 +90,8 @@ def unbroadcast(adjoint, like):
                 "(concatenation or repetition); that is not differentiable yet: build the "
                 "sequence element by element"
             )
+        if isinstance(adjoint, (_ndarray, np.generic)):  # numpy read the sequence as an array
+            return _as_sequence_adjoint(adjoint, like)
         return adjoint
     return adjoint
 
@@ -161,3 +199,375 @@ def array_sign(x):
     """abs' elementwise: 1 at x >= 0 (abs'(0) = 1, as JAX), -1 below, NaN at NaN."""
     x = np.asarray(x)
     return np.where(x >= 0, 1.0, np.where(x < 0, -1.0, np.nan)).astype(np.result_type(x, 1.0), copy=False)
+
+
+# ---- numpy rules (cpsgrad/rules/arrays.py) ----------------------------------------------------
+
+
+def chain(adjoint, slope, x):
+    """The adjoint of `x` in an elementwise `y = f(x, ...)` whose derivative in `x` is `slope`.
+
+    `adjoint * slope`, summed back to `x`'s shape and dtype; the symbolic zero stays zero even
+    where `slope` is infinite.
+    """
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(adjoint * slope, x)
+
+
+def select(adjoint, condition, x):
+    """The adjoint of `x` where `condition` holds and exactly zero elsewhere (`np.where`)."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.where(condition, adjoint, 0.0), x)
+
+
+def tie_share(x, other, result):
+    """`np.maximum`/`np.minimum` backward: 1 where `x` was chosen, 0.5 on a tie (as JAX)."""
+    return np.equal(x, result) * np.where(np.equal(other, result), 0.5, 1.0)
+
+
+def clip_adjoint(adjoint, x, low, high, part: str):
+    """`np.clip` backward for `part` ("x", "low" or "high"), as JAX's `minimum(maximum(x, low), high)`:
+    a value at a bound shares the adjoint equally with that bound."""
+    if is_zero(adjoint):
+        return 0.0
+    lower = x if low is None else np.maximum(x, low)
+    result = lower if high is None else np.minimum(lower, high)
+    if part == "high":
+        return unbroadcast(adjoint * tie_share(high, lower, result), high)
+    through = adjoint if high is None else adjoint * tie_share(lower, high, result)
+    if part == "low":
+        return unbroadcast(through * tie_share(low, x, lower), low)
+    return unbroadcast(through if low is None else through * tie_share(x, low, lower), x)
+
+
+def exponent_slope(base, result):
+    """d(b**e)/de elementwise from the result b**e: log(b) * b**e, 0 at b == 0 with e > 0, NaN
+    for b < 0 (as JAX), without warnings."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return array_log_for_power(base) * result
+
+
+def hypot_slope(x, z):
+    """d hypot(x, y) / dx = x / z; 0.5 at the origin and 0 at infinity (as JAX)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(z == 0, 0.5, np.where(np.isinf(z), 0.0, np.divide(x, z)))
+
+
+def logaddexp_share(x, result, base=math.e):
+    """d logaddexp(x, y) / dx = exp(x - result) (`base` 2 for logaddexp2); NaN where both
+    inputs are -inf (as JAX), without warnings."""
+    with np.errstate(invalid="ignore"):
+        return np.exp2(x - result) if base == 2 else np.exp(x - result)
+
+
+def _axes(axis, ndim: int) -> tuple[int, ...]:
+    """A reduction's `axis` (None, an int or a tuple, negative allowed) as sorted axes >= 0."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
+    return tuple(sorted(int(a) % ndim for a in axes)) if ndim else ()
+
+
+def _kept(value, ndim: int, axis, keepdims: bool):
+    """A reduction's output (or its adjoint) with the reduced axes put back as size 1."""
+    value = np.asarray(value)
+    if keepdims or axis is None:
+        return value.reshape((1,) * ndim) if axis is None and not keepdims else value
+    return np.expand_dims(value, _axes(axis, ndim))
+
+
+def _spread(adjoint, x):
+    """`adjoint` broadcast to `x`'s shape, as a fresh array of `x`'s dtype (or `x`'s type)."""
+    return unbroadcast(np.broadcast_to(adjoint, np.shape(x)).copy(), x)
+
+
+def sum_adjoint(adjoint, x, axis, keepdims: bool):
+    """`np.sum(x, axis, keepdims=keepdims)` backward: the adjoint repeated over the reduced axes."""
+    if is_zero(adjoint):
+        return 0.0
+    return _spread(_kept(adjoint, np.ndim(x), axis, keepdims), x)
+
+
+def mean_adjoint(adjoint, x, axis, keepdims: bool):
+    """`np.mean` backward: the adjoint over the number of elements averaged."""
+    if is_zero(adjoint):
+        return 0.0
+    shape = np.shape(x)
+    count = math.prod(shape[a] for a in _axes(axis, len(shape)))
+    return _spread(_kept(adjoint, len(shape), axis, keepdims) / count, x)
+
+
+def extremum_adjoint(adjoint, x, result, axis, keepdims: bool):
+    """`np.max`/`np.min` backward: the adjoint split equally among the elements equal to the
+    result (as JAX); NaN throughout a reduction whose result is NaN."""
+    if is_zero(adjoint):
+        return 0.0
+    ndim = np.ndim(x)
+    chosen = np.asarray(x) == _kept(result, ndim, axis, keepdims)
+    count = chosen.sum(axis=_axes(axis, ndim), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _spread(chosen * (_kept(adjoint, ndim, axis, keepdims) / count), x)
+
+
+def array_product_adjoint(adjoint, x, axis, keepdims: bool):
+    """`np.prod` backward: each element gets the product of the others (zeros allowed, no division)."""
+    if is_zero(adjoint):
+        return 0.0
+    values = np.asarray(x)
+    reduced = _axes(axis, values.ndim)
+    kept = [a for a in range(values.ndim) if a not in reduced]
+    moved = np.transpose(values, [*kept, *reduced])
+    rows = moved.reshape(moved.shape[: len(kept)] + (-1,))
+    count = rows.shape[-1]
+    ones = np.ones(rows.shape[:-1] + (1,), rows.dtype)
+    before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)[..., :count]
+    after = np.cumprod(np.concatenate([ones, rows[..., :0:-1]], axis=-1), axis=-1)[..., count - 1 :: -1]
+    others = np.transpose((before * after).reshape(moved.shape), np.argsort([*kept, *reduced]))
+    return _spread(others * _kept(adjoint, values.ndim, axis, keepdims), x)
+
+
+def var_adjoint(adjoint, x, axis, ddof, keepdims: bool):
+    """`np.var` backward: 2 (x - mean) / (n - ddof), times the adjoint."""
+    if is_zero(adjoint):
+        return 0.0
+    values = np.asarray(x)
+    count = math.prod(values.shape[a] for a in _axes(axis, values.ndim))
+    centered = values - values.mean(axis=axis, keepdims=True)
+    return _spread(centered * (2.0 / (count - ddof)) * _kept(adjoint, values.ndim, axis, keepdims), x)
+
+
+def std_adjoint(adjoint, x, result, axis, ddof, keepdims: bool):
+    """`np.std` backward: (x - mean) / ((n - ddof) std), times the adjoint (NaN where std is 0)."""
+    if is_zero(adjoint):
+        return 0.0
+    values = np.asarray(x)
+    count = math.prod(values.shape[a] for a in _axes(axis, values.ndim))
+    centered = values - values.mean(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = _kept(adjoint, values.ndim, axis, keepdims) / ((count - ddof) * _kept(result, values.ndim, axis, keepdims))
+        return _spread(centered * scale, x)
+
+
+def cumsum_adjoint(adjoint, x, axis):
+    """`np.cumsum` backward: the adjoint summed from the end (over the flattened `x` for axis None)."""
+    if is_zero(adjoint):
+        return 0.0
+    along = 0 if axis is None else axis
+    reversed_sums = np.flip(np.cumsum(np.flip(adjoint, along), along), along)
+    return unbroadcast(np.reshape(reversed_sums, np.shape(x)), x)
+
+
+def norm_adjoint(adjoint, x, result, ord, axis, keepdims: bool):
+    """`np.linalg.norm` backward for the 2-norm of vectors and the Frobenius norm (x / norm;
+    NaN at the zero vector, as JAX). Other orders raise NotImplementedError."""
+    if is_zero(adjoint):
+        return 0.0
+    values = np.asarray(x)
+    axes = _axes(axis, values.ndim)
+    if not (ord is None or ord == "fro" or (ord == 2 and len(axes) == 1)):
+        raise NotImplementedError(
+            f"the derivative of np.linalg.norm(x, ord={ord!r}, axis={axis!r}) of a {values.ndim}-d x "
+            "is not supported; use ord=None (2-norm of vectors, Frobenius norm of matrices)"
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = _kept(adjoint, values.ndim, axis, keepdims) / _kept(result, values.ndim, axis, keepdims)
+        return _spread(values * scale, x)
+
+
+def reshape_adjoint(adjoint, x, order="C"):
+    """The adjoint of `x` from that of a reshaped `x` (reshape, ravel, squeeze, expand_dims)."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.reshape(adjoint, np.shape(x), order=order), x)
+
+
+def transpose_adjoint(adjoint, x, axes):
+    """`np.transpose(x, axes)` backward: the inverse permutation (axes None reverses them)."""
+    if is_zero(adjoint):
+        return 0.0
+    inverse = None if axes is None else np.argsort([int(a) % np.ndim(x) for a in axes])
+    return unbroadcast(np.transpose(adjoint, inverse), x)
+
+
+def swapaxes_adjoint(adjoint, x, axis1, axis2):
+    """`np.swapaxes` backward: the same swap."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.swapaxes(adjoint, axis1, axis2), x)
+
+
+def moveaxis_adjoint(adjoint, x, source, destination):
+    """`np.moveaxis` backward: the axes moved back."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.moveaxis(adjoint, destination, source), x)
+
+
+def trace_adjoint(adjoint, x, offset, axis1, axis2):
+    """`np.trace` backward: the adjoint on the summed diagonal, zero elsewhere."""
+    if is_zero(adjoint):
+        return 0.0
+    shape = np.shape(x)
+    diagonal = np.eye(shape[axis1], shape[axis2], k=offset)
+    spread = np.asarray(adjoint)[..., None, None] * diagonal
+    return unbroadcast(np.moveaxis(spread, (-2, -1), (axis1 % len(shape), axis2 % len(shape))), x)
+
+
+def dot_left(adjoint, x, y):
+    """The adjoint of `x` in `np.dot(x, y)`: x's last axis meets y's second to last (its only
+    axis when 1-d); a scalar factor is an elementwise product."""
+    if is_zero(adjoint):
+        return 0.0
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.multiply(adjoint, y), x)
+    contracted = max(np.ndim(y) - 2, 0)
+    y_free = [a for a in range(np.ndim(y)) if a != contracted]
+    return unbroadcast(np.tensordot(adjoint, y, axes=(list(range(np.ndim(x) - 1, np.ndim(adjoint))), y_free)), x)
+
+
+def dot_right(adjoint, x, y):
+    """The adjoint of `y` in `np.dot(x, y)`."""
+    if is_zero(adjoint):
+        return 0.0
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.multiply(adjoint, x), y)
+    x_free = list(range(np.ndim(x) - 1))
+    summed = np.tensordot(x, adjoint, axes=(x_free, x_free))
+    return unbroadcast(np.moveaxis(summed, 0, max(np.ndim(y) - 2, 0)), y)
+
+
+def inner_left(adjoint, x, y):
+    """The adjoint of `x` in `np.inner(x, y)`: the last axes of x and y meet."""
+    if is_zero(adjoint):
+        return 0.0
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.multiply(adjoint, y), x)
+    y_free = list(range(np.ndim(y) - 1))
+    return unbroadcast(np.tensordot(adjoint, y, axes=(list(range(np.ndim(x) - 1, np.ndim(adjoint))), y_free)), x)
+
+
+def inner_right(adjoint, x, y):
+    """The adjoint of `y` in `np.inner(x, y)`."""
+    if is_zero(adjoint):
+        return 0.0
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.multiply(adjoint, x), y)
+    x_free = list(range(np.ndim(x) - 1))
+    return unbroadcast(np.tensordot(adjoint, x, axes=(x_free, x_free)), y)
+
+
+def outer_left(adjoint, x, y):
+    """The adjoint of `x` in `np.outer(x, y)` (both flattened)."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.reshape(np.asarray(adjoint) @ np.ravel(y), np.shape(x)), x)
+
+
+def outer_right(adjoint, x, y):
+    """The adjoint of `y` in `np.outer(x, y)`."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.reshape(np.ravel(x) @ np.asarray(adjoint), np.shape(y)), y)
+
+
+def array_adjoint(adjoint, x, result):
+    """The adjoint of `x` from that of `result`, an array made from it (`np.array`, `np.asarray`,
+    `astype`, copies and casts): cast back to `x`'s dtype; for a nested tuple or list of floats and
+    arrays, a `SequenceAdjoint` of their adjoints; zero when `result` is not a float array."""
+    if is_zero(adjoint) or np.asarray(result).dtype.kind not in "fc":
+        return 0.0
+    return unbroadcast(adjoint, x)
+
+
+def _as_sequence_adjoint(adjoint, like):
+    """An array adjoint of a nested tuple or list `like`, as nested `SequenceAdjoint`s."""
+    from cpsgrad.runtime import SequenceAdjoint
+
+    parts = _reduce_to(adjoint, np.shape(like), np.asarray(adjoint).dtype)
+    return SequenceAdjoint(unbroadcast(part, element) for part, element in zip(parts, like, strict=True))
+
+
+def _parts(adjoint, sizes: list[int], axis: int) -> list:
+    """`adjoint` cut along `axis` into consecutive pieces of `sizes`."""
+    return np.split(adjoint, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def concatenate_adjoint(adjoint, arrays, axis):
+    """`np.concatenate(arrays, axis)` backward: each array's piece (axis None: of the flat result)."""
+    if is_zero(adjoint):
+        return 0.0
+    from cpsgrad.runtime import SequenceAdjoint
+
+    if axis is None:
+        pieces = _parts(adjoint, [np.size(a) for a in arrays], 0)
+    else:
+        pieces = _parts(adjoint, [np.shape(a)[axis] for a in arrays], axis)
+    return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
+
+
+def stack_adjoint(adjoint, arrays, axis):
+    """`np.stack(arrays, axis)` backward: each array's slice along the new axis."""
+    if is_zero(adjoint):
+        return 0.0
+    from cpsgrad.runtime import SequenceAdjoint
+
+    slices = np.moveaxis(adjoint, axis, 0)
+    return SequenceAdjoint(unbroadcast(s, a) for s, a in zip(slices, arrays, strict=True))
+
+
+def hstack_adjoint(adjoint, arrays):
+    """`np.hstack` backward: pieces along axis 0 for 1-d inputs, axis 1 otherwise."""
+    if is_zero(adjoint):
+        return 0.0
+    from cpsgrad.runtime import SequenceAdjoint
+
+    shapes = [np.shape(np.atleast_1d(a)) for a in arrays]
+    axis = 0 if len(shapes[0]) == 1 else 1
+    pieces = _parts(adjoint, [s[axis] for s in shapes], axis)
+    return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
+
+
+def vstack_adjoint(adjoint, arrays):
+    """`np.vstack` backward: pieces along axis 0 of the inputs made at least 2-d."""
+    if is_zero(adjoint):
+        return 0.0
+    from cpsgrad.runtime import SequenceAdjoint
+
+    pieces = _parts(adjoint, [np.shape(np.atleast_2d(a))[0] for a in arrays], 0)
+    return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
+
+
+def split_adjoint(adjoint, pieces, x, axis):
+    """`np.split(x, ..., axis)` backward: the pieces' adjoints (zeros where symbolic) joined again."""
+    if is_zero(adjoint):
+        return 0.0
+    from cpsgrad.runtime import item
+
+    parts = [np.zeros(np.shape(p), np.asarray(p).dtype) if is_zero(item(adjoint, i)) else item(adjoint, i) for i, p in enumerate(pieces)]
+    return unbroadcast(np.concatenate(parts, axis=axis), x)
+
+
+def linspace_adjoint(adjoint, start, stop, num, endpoint, axis, part: str):
+    """`np.linspace` backward for `part` ("start" or "stop"): the adjoint weighted by each
+    sample's distance from the other end."""
+    if is_zero(adjoint):
+        return 0.0
+    fraction = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    weight = 1.0 - fraction if part == "start" else fraction
+    weighted = np.sum(np.moveaxis(adjoint, axis, -1) * weight, axis=-1)
+    return unbroadcast(weighted, start if part == "start" else stop)
+
+
+def item_adjoint(adjoint, x, index):
+    """`x.item(index)` backward: the adjoint at the element read (`index` None for a one-element
+    array, a flat index, or a tuple with one index per axis)."""
+    if is_zero(adjoint):
+        return 0.0
+    result = np.zeros(np.shape(x), np.asarray(x).dtype)
+    if isinstance(index, tuple):
+        result[index] = adjoint
+    else:
+        result.flat[0 if index is None else index] = adjoint
+    return result

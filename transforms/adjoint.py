@@ -566,7 +566,8 @@ class Generator:
             accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
         mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
         renamer = Renamer(mapping)
-        numbers_only = all(self.is_number(atom) for atom in record.bound.values())
+        # numbers in and a number out (not np.full(3, a)): no broadcasting happened to undo
+        numbers_only = self.holds_number(self.adjoint(record.target)) and all(self.is_number(a) for a in record.bound.values())
         for statement in backward:
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
             if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:

@@ -1,0 +1,518 @@
+"""The backward helpers of ``cpsgrad.nn``'s derivative rules; generated code calls them as
+``nn_backward.<name>(output_adjoint, inputs..., parameters...)``.
+
+A rule's backward sees only the op's inputs, its output(s) and the output adjoint: nothing the
+forward computed on the side. Each helper therefore rebuilds the residuals the table entry's
+backward (``cpsgrad.kernels.dispatch(op, ...).backward(adjoint, residuals)``) needs:
+
+* from the inputs or the output alone, on the CPU, where they are just those arrays
+  (relu leaky_relu hardtanh softplus: ``x``; sigmoid softmax log_softmax: the output;
+  embedding, pad, global_avg_pool2d: shapes and indices), at no cost;
+* by running the op's forward once more otherwise (every op on a CUDA device, and on the CPU
+  conv2d's im2col columns and product, the pooling arg-max, cross-entropy's probabilities,
+  logsumexp, batch_norm's statistics, dropout's mask drawn again from its seed, the LSTM/GRU
+  gates): one extra forward per backward.
+
+An op with several differentiable inputs has one helper an input (``conv2d_x``, ``conv2d_w``,
+...), because a template's backward is one expression an input. They share one computation:
+the kernel's backward returns every input's adjoint at once, and the first helper called keeps
+that tuple (per thread) for the next ones called with the very same arguments (compared by
+identity, numbers by value). Generated code calls them one after another, so each backward
+runs once. The kept tuple is dropped when every part has been taken, or replaced by the next
+op's; at most one op's adjoints stay referenced after a gradient returns.
+
+The elementwise activations follow ``cpsgrad.kernels.thresholds``: below the measured size (and
+for numpy scalars or dtypes the kernels lack) the backward is numpy, above it the kernel;
+Python numbers use Python arithmetic and never reach the table.
+
+Every helper accepts the symbolic zero ``0.0`` as the output adjoint (zeros of any shape) and
+then returns ``0.0``; any other adjoint is brought to the output's shape and dtype first (a
+broadcast scalar is allowed). Results have their input's shape and dtype.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+
+import numpy as np
+
+from cpsgrad.kernels import dispatch
+from cpsgrad.nn import (
+    _NUMPY,
+    _PYTHON,
+    _bias,
+    _channel_constant,
+    _numpy_sigmoid,
+    _python_sigmoid,
+    _route,
+)
+from cpsgrad.runtime_arrays import unbroadcast
+
+_ndarray = np.ndarray
+
+
+def _zero(adjoint) -> bool:
+    return type(adjoint) is float and adjoint == 0.0
+
+
+def _conform(adjoint, like):
+    """The output adjoint in the output's shape and dtype (device arrays pass as they are)."""
+    if type(like) is not _ndarray:
+        return adjoint
+    if type(adjoint) is _ndarray:
+        if adjoint.shape == like.shape:
+            return adjoint if adjoint.dtype == like.dtype else adjoint.astype(like.dtype)
+    elif not like.shape:  # a scalar adjoint of a 0-d output (np.broadcast_to costs microseconds)
+        return np.asarray(adjoint, like.dtype)
+    return np.broadcast_to(np.asarray(adjoint, like.dtype), like.shape)
+
+
+def _shaped(shape: tuple, dtype):
+    """A stand-in with an output's shape and dtype (no memory: a broadcast 0-d array)."""
+    return np.broadcast_to(np.empty((), dtype), shape)
+
+
+def _backward(op: str, adjoint, inputs: tuple, params: dict, cpu_saved=None) -> tuple:
+    """Run ``op``'s backward: residuals from ``cpu_saved()`` (``(output, saved)`` built from the
+    inputs) on the CPU when given, else from one more forward. ``adjoint`` is a tuple for an op
+    with several differentiable outputs (lstm_cell), one adjoint each."""
+    kernel = dispatch(op, *inputs)
+    if cpu_saved is not None and kernel.device == "cpu":
+        output, saved = cpu_saved()
+    else:
+        output, saved = kernel.forward(*inputs, **params)
+    if isinstance(adjoint, tuple):  # one adjoint an output, None for a zero
+        adjoint = tuple(None if _zero(a) else _conform(a, o) for a, o in zip(adjoint, output, strict=True))
+    else:  # batch_norm's running statistics are outputs without adjoints
+        adjoint = _conform(adjoint, output[0] if isinstance(output, tuple) else output)
+    return kernel.backward(adjoint, saved)
+
+
+# ---- sharing one backward between the helpers of an op's inputs --------------------------------
+
+
+class _Kept(threading.local):
+    entry: tuple | None = None  # (op, key, adjoints, parts taken)
+
+
+_kept = _Kept()
+
+
+def _same(key: tuple, other: tuple) -> bool:
+    if len(key) != len(other):
+        return False
+    for a, b in zip(key, other, strict=True):
+        if a is b:
+            continue
+        if type(a) is not type(b) or type(a) not in (int, float, bool, str, tuple):
+            return False
+        try:
+            if not bool(a == b):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True
+
+
+def _part(op: str, position: int, key: tuple, compute):
+    """Adjoint ``position`` of the tuple ``compute()`` returns, computed once for consecutive
+    calls with the same ``key`` (see the module docstring)."""
+    entry = _kept.entry
+    if entry is None or entry[0] != op or not _same(entry[1], key):
+        entry = (op, key, compute(), set())
+        _kept.entry = entry
+    taken = entry[3]
+    taken.add(position)
+    if len(taken) == len(entry[2]):
+        _kept.entry = None
+    return entry[2][position]
+
+
+def clear() -> None:
+    """Drop the adjoints kept for the next helper of the same op (this thread)."""
+    _kept.entry = None
+
+
+# ---- elementwise activations ------------------------------------------------------------------
+
+
+def _unary(op, adjoint, x, python, numpy, cpu_saved, params=None):
+    if _zero(adjoint):
+        return 0.0
+    where = _route(op, x, "backward")
+    if where is _PYTHON:
+        return python(float(adjoint))
+    if where is _NUMPY:
+        return unbroadcast(numpy(np.asarray(adjoint)), x)
+    return _backward(op, adjoint, (x,), params or {}, cpu_saved)[0]
+
+
+def relu(y_d, x):
+    """relu backward (relu'(0) = 0), from ``x``."""
+    return _unary(
+        "relu", y_d, x,
+        lambda g: g if x > 0 else 0.0,
+        lambda g: np.where(x > 0, g, 0.0),
+        lambda: (x, (x,)),
+    )
+
+
+def leaky_relu(y_d, x, negative_slope):
+    """leaky_relu backward for ``x`` (leaky_relu'(0) = 1)."""
+    return _unary(
+        "leaky_relu", y_d, x,
+        lambda g: g if x >= 0 else negative_slope * g,
+        lambda g: np.where(x >= 0, g, g * np.float64(negative_slope)),
+        lambda: (x, (x, float(negative_slope))),
+        {"negative_slope": negative_slope},
+    )
+
+
+def leaky_relu_slope(y_d, x, negative_slope):
+    """leaky_relu backward for ``negative_slope``: the sum of ``y_d * x`` where ``x < 0``."""
+    if _zero(y_d):
+        return 0.0
+    if _route("leaky_relu", x, "backward") is _PYTHON:
+        return float(y_d) * x if x < 0 else 0.0
+    x, g = _host(x), _host(y_d)
+    return unbroadcast(np.where(x < 0, g * x, 0.0), negative_slope)
+
+
+def _clip_slope(x, low, high):
+    """JAX's clip derivative: minimum(maximum(x, low), high), a tie passing half."""
+    lower = np.where(x > low, 1.0, np.where(x == low, 0.5, 0.0))
+    raised = np.maximum(x, low)
+    upper = np.where(raised < high, 1.0, np.where(raised == high, 0.5, 0.0))
+    return lower * upper
+
+
+def hardtanh(y_d, x):
+    """hardtanh backward: 1 inside (-1, 1), 0.5 at a bound, 0 outside."""
+    return _unary(
+        "hardtanh", y_d, x,
+        lambda g: g * float(_clip_slope(x, -1.0, 1.0)),
+        lambda g: g * _clip_slope(x, -1.0, 1.0),
+        lambda: (x, (x, -1.0, 1.0)),
+    )
+
+
+def sigmoid(y_d, x, y):
+    """sigmoid backward, from the output ``y``: ``y_d * y * (1 - y)``."""
+    return _unary(
+        "sigmoid", y_d, x,
+        lambda g: g * y * (1.0 - y),
+        lambda g: g * y * (1 - y),
+        lambda: (y, (y,)),
+    )
+
+
+def softplus(y_d, x):
+    """softplus backward: ``y_d * sigmoid(x)`` (numpy at every measured size on the CPU)."""
+    return _unary(
+        "softplus", y_d, x,
+        lambda g: g * _python_sigmoid(x),
+        lambda g: g * _numpy_sigmoid(x),
+        lambda: (x, (x,)),
+    )
+
+
+def _host(value):
+    """A numpy view of ``value`` for the few scalar-parameter adjoints computed on the host."""
+    if type(value) is _ndarray or isinstance(value, (float, int, np.generic)):
+        return value
+    from cpsgrad.kernels import to_host
+
+    return to_host(value)
+
+
+# ---- softmax and friends ----------------------------------------------------------------------
+
+
+def _axis(axis, ndim: int) -> int:
+    return np.lib.array_utils.normalize_axis_index(operator.index(axis), ndim)
+
+
+def softmax(y_d, x, y, axis):
+    """softmax backward, from the output ``y``."""
+    if _zero(y_d):
+        return 0.0
+    return _backward("softmax", y_d, (x,), {"axis": axis}, lambda: (y, (y, _axis(axis, y.ndim))))[0]
+
+
+def log_softmax(y_d, x, y, axis):
+    """log_softmax backward, from the output ``y``."""
+    if _zero(y_d):
+        return 0.0
+    return _backward("log_softmax", y_d, (x,), {"axis": axis}, lambda: (y, (y, _axis(axis, y.ndim))))[0]
+
+
+def logsumexp(y_d, x, axis, *, keepdims):
+    """logsumexp backward (one more forward: the kernel keeps its row layout)."""
+    if _zero(y_d):
+        return 0.0
+    return _backward("logsumexp", y_d, (x,), {"axis": axis, "keepdims": keepdims})[0]
+
+
+def softmax_cross_entropy(y_d, logits, labels):
+    """Cross-entropy backward for the logits; the probabilities are computed again."""
+    if _zero(y_d):
+        return 0.0
+    return _backward("softmax_cross_entropy", y_d, (logits, labels), {})[0]
+
+
+# ---- convolution and pooling ------------------------------------------------------------------
+
+
+def _conv2d(position, y_d, x, w, b, stride, padding, dilation, groups):
+    if _zero(y_d):
+        return 0.0
+    params = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+    key = (y_d, x, w, b, stride, padding, dilation, groups)
+    return _part("conv2d", position, key, lambda: _backward("conv2d", y_d, (x, w, b), params))
+
+
+def conv2d_x(y_d, x, w, b, *, stride, padding, dilation, groups):
+    """conv2d backward for the input (shared with ``conv2d_w``/``conv2d_b``)."""
+    return _conv2d(0, y_d, x, w, b, stride, padding, dilation, groups)
+
+
+def conv2d_w(y_d, x, w, b, *, stride, padding, dilation, groups):
+    """conv2d backward for the weights."""
+    return _conv2d(1, y_d, x, w, b, stride, padding, dilation, groups)
+
+
+def conv2d_b(y_d, x, w, b, *, stride, padding, dilation, groups):
+    """conv2d backward for the bias."""
+    return _conv2d(2, y_d, x, w, b, stride, padding, dilation, groups)
+
+
+def max_pool2d(y_d, x, kernel_size, *, stride, padding):
+    """max_pool2d backward (one more forward for the arg-max)."""
+    if _zero(y_d):
+        return 0.0
+    params = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
+    return _backward("max_pool2d", y_d, (x,), params)[0]
+
+
+def avg_pool2d(y_d, x, kernel_size, *, stride, padding):
+    """avg_pool2d backward (one more forward for the window layout)."""
+    if _zero(y_d):
+        return 0.0
+    params = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
+    return _backward("avg_pool2d", y_d, (x,), params)[0]
+
+
+def global_avg_pool2d(y_d, x):
+    """global_avg_pool2d backward."""
+    if _zero(y_d):
+        return 0.0
+    like = lambda: (_shaped(x.shape[:2], x.dtype), (x.shape,))
+    return _backward("global_avg_pool2d", y_d, (x,), {}, like)[0]
+
+
+def pad(y_d, x, pad_width, value):
+    """pad backward for ``x``: the inner block of the adjoint."""
+    if _zero(y_d):
+        return 0.0
+
+    def saved():
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+        shape = tuple(int(n + lo + hi) for n, (lo, hi) in zip(x.shape, widths, strict=True))
+        return _shaped(shape, x.dtype), (widths,)
+
+    return _backward("pad", y_d, (x,), {"pad_width": pad_width, "value": value}, saved)[0]
+
+
+def pad_value(y_d, x, pad_width, value):
+    """pad backward for the constant ``value``: the adjoint summed over the padding."""
+    if _zero(y_d):
+        return 0.0
+    g = _host(y_d)
+    inner = _host(pad(y_d, x, pad_width, value))
+    return unbroadcast(np.asarray(np.sum(g) - np.sum(inner)), value)
+
+
+# ---- normalisation, dropout, embedding --------------------------------------------------------
+
+
+def _batch_norm(position, y_d, x, gamma, beta, running_mean, running_var, training, eps):
+    if _zero(y_d):
+        return 0.0
+    key = (y_d, x, gamma, beta, running_mean, running_var, training, eps)
+
+    def compute():
+        params = {"training": training, "eps": eps}
+        inputs = (x, gamma, beta, running_mean, running_var)
+        grad_x, grad_gamma, grad_beta = _backward("batch_norm", y_d, inputs, params)
+        if training:  # the output does not depend on the running statistics
+            return grad_x, grad_gamma, grad_beta, 0.0, 0.0
+        if type(x) is not _ndarray:
+            return grad_x, grad_gamma, grad_beta, _ON_HOST_ONLY, _ON_HOST_ONLY
+        # eval: y = gamma * (x - mean) * s + beta with s = 1 / sqrt(var + eps)
+        scale = 1 / np.sqrt(running_var + eps)
+        grad_mean = -grad_beta * gamma * scale
+        grad_var = -0.5 * grad_gamma * gamma * scale * scale
+        return (
+            grad_x, grad_gamma, grad_beta,
+            grad_mean.astype(running_mean.dtype, copy=False),
+            grad_var.astype(running_var.dtype, copy=False),
+        )
+
+    result = _part("batch_norm", position, key, compute)
+    if result is _ON_HOST_ONLY:
+        raise NotImplementedError(
+            "batch_norm: adjoints of running_mean/running_var (training=False) are computed for "
+            "numpy arrays only; pass them as constants on a device"
+        )
+    return result
+
+
+_ON_HOST_ONLY = object()
+
+
+def batch_norm_x(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
+    """batch_norm backward for ``x`` (statistics computed again; shared with the others)."""
+    return _batch_norm(0, y_d, x, gamma, beta, running_mean, running_var, training, eps)
+
+
+def batch_norm_gamma(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
+    """batch_norm backward for ``gamma``."""
+    return _batch_norm(1, y_d, x, gamma, beta, running_mean, running_var, training, eps)
+
+
+def batch_norm_beta(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
+    """batch_norm backward for ``beta``."""
+    return _batch_norm(2, y_d, x, gamma, beta, running_mean, running_var, training, eps)
+
+
+def batch_norm_running_mean(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
+    """batch_norm backward for ``running_mean`` (zero in training)."""
+    return _batch_norm(3, y_d, x, gamma, beta, running_mean, running_var, training, eps)
+
+
+def batch_norm_running_var(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
+    """batch_norm backward for ``running_var`` (zero in training)."""
+    return _batch_norm(4, y_d, x, gamma, beta, running_mean, running_var, training, eps)
+
+
+def dropout(y_d, x, p, *, seed, training):
+    """dropout backward for ``x``: the mask is drawn again from ``seed``."""
+    if _zero(y_d):
+        return 0.0
+    params = {"rate": p, "seed": seed, "training": training}
+    return _backward("dropout", y_d, (x,), params)[0]
+
+
+def dropout_p(y_d, y, p, *, training):
+    """dropout backward for ``p`` with the mask held fixed (the derivative almost everywhere):
+    ``y = x * mask / (1 - p)`` gives ``sum(y_d * y) / (1 - p)``; zero when not training."""
+    if _zero(y_d) or not training:
+        return 0.0
+    return unbroadcast(np.asarray(np.sum(_host(y_d) * _host(y)) / (1 - p)), p)
+
+
+def embedding(y_d, weights, indices):
+    """embedding backward for the weights: rows scatter-added (repeated indices add up)."""
+    if _zero(y_d):
+        return 0.0
+
+    def saved():
+        ids = np.asarray(indices)
+        return _shaped(ids.shape + weights.shape[1:], weights.dtype), (weights.shape, weights.dtype, ids, 0)
+
+    return _backward("embedding", y_d, (weights, indices), {}, saved)[0]
+
+
+# ---- recurrent cells ------------------------------------------------------------------------------
+
+
+def _lstm_cell(position, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    if _zero(h_d) and _zero(c_d):
+        return 0.0
+    key = (h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+    def compute():
+        b = _bias(b_ih, b_hh, x, np.shape(w_ih)[0])
+        grads = _backward("lstm_cell", (h_d, c_d), (x, h, c, w_ih, w_hh, b), {})
+        return (*grads, grads[-1])  # the bias adjoint goes to both biases
+
+    return _part("lstm_cell", position, key, compute)
+
+
+def lstm_cell_x(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``x`` (gates computed again; shared with the other inputs)."""
+    return _lstm_cell(0, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_h(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``h``."""
+    return _lstm_cell(1, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_c(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``c``."""
+    return _lstm_cell(2, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_w_ih(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``w_ih``."""
+    return _lstm_cell(3, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_w_hh(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``w_hh``."""
+    return _lstm_cell(4, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_b_ih(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``b_ih``."""
+    return _lstm_cell(5, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_b_hh(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward for ``b_hh``."""
+    return _lstm_cell(6, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def _gru_cell(position, y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    if _zero(y_d):
+        return 0.0
+    key = (y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+
+    def compute():
+        rows = np.shape(w_ih)[0]
+        biases = tuple(_channel_constant(x, rows, 0.0) if b is None else b for b in (b_ih, b_hh))
+        return _backward("gru_cell", y_d, (x, h, w_ih, w_hh, *biases), {})
+
+    return _part("gru_cell", position, key, compute)
+
+
+def gru_cell_x(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward for ``x`` (gates computed again; shared with the other inputs)."""
+    return _gru_cell(0, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell_h(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward for ``h``."""
+    return _gru_cell(1, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell_w_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward for ``w_ih``."""
+    return _gru_cell(2, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell_w_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward for ``w_hh``."""
+    return _gru_cell(3, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell_b_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward for ``b_ih``."""
+    return _gru_cell(4, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell_b_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward for ``b_hh``."""
+    return _gru_cell(5, y_d, x, h, w_ih, w_hh, b_ih, b_hh)

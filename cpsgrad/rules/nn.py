@@ -1,0 +1,186 @@
+"""Derivative rules for `cpsgrad.nn`: one template an op, each backward a call of a helper in
+`cpsgrad.nn_backward` (bound into generated code as `nn_backward`).
+
+The helpers get the op's inputs, its output and the output adjoint, rebuild what the kernel's
+backward needs (at no cost, or by one more forward: see `cpsgrad.nn_backward`) and call the
+table. An op with several differentiable inputs has one helper an input; they share one
+backward computation. Defaults here must equal `cpsgrad.nn`'s (an omitted argument is replaced
+by the template's default); `tests/test_nn.py` checks that they do.
+"""
+
+# Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
+# ruff: noqa: F821, F841
+from cpsgrad import nn, nn_backward
+from cpsgrad.rules.registry import rule
+
+# ---- elementwise activations ------------------------------------------------------------------
+
+
+@rule(nn.relu)
+def relu(x):
+    y = nn.relu(x)
+    y_d = yield y
+    x_d += nn_backward.relu(y_d, x)
+
+
+@rule(nn.leaky_relu)
+def leaky_relu(x, negative_slope=0.01):
+    y = nn.leaky_relu(x, negative_slope)
+    y_d = yield y
+    x_d += nn_backward.leaky_relu(y_d, x, negative_slope)
+    negative_slope_d += nn_backward.leaky_relu_slope(y_d, x, negative_slope)
+
+
+@rule(nn.hardtanh)
+def hardtanh(x):
+    y = nn.hardtanh(x)
+    y_d = yield y
+    x_d += nn_backward.hardtanh(y_d, x)
+
+
+@rule(nn.sigmoid)
+def sigmoid(x):
+    y = nn.sigmoid(x)
+    y_d = yield y
+    x_d += nn_backward.sigmoid(y_d, x, y)
+
+
+@rule(nn.softplus)
+def softplus(x):
+    y = nn.softplus(x)
+    y_d = yield y
+    x_d += nn_backward.softplus(y_d, x)
+
+
+# ---- softmax and friends ----------------------------------------------------------------------
+
+
+@rule(nn.softmax)
+def softmax(x, axis=-1):
+    y = nn.softmax(x, axis)
+    y_d = yield y
+    x_d += nn_backward.softmax(y_d, x, y, axis)
+
+
+@rule(nn.log_softmax)
+def log_softmax(x, axis=-1):
+    y = nn.log_softmax(x, axis)
+    y_d = yield y
+    x_d += nn_backward.log_softmax(y_d, x, y, axis)
+
+
+@rule(nn.logsumexp)
+def logsumexp(x, axis=None, keepdims=False):
+    y = nn.logsumexp(x, axis, keepdims)
+    y_d = yield y
+    x_d += nn_backward.logsumexp(y_d, x, axis, keepdims=keepdims)
+
+
+@rule(nn.softmax_cross_entropy)
+def softmax_cross_entropy(logits, labels):
+    y = nn.softmax_cross_entropy(logits, labels)
+    y_d = yield y
+    logits_d += nn_backward.softmax_cross_entropy(y_d, logits, labels)
+
+
+# ---- convolution and pooling ------------------------------------------------------------------
+
+
+@rule(nn.conv2d)
+def conv2d(x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
+    y = nn.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    y_d = yield y
+    x_d += nn_backward.conv2d_x(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    w_d += nn_backward.conv2d_w(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    b_d += nn_backward.conv2d_b(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+
+@rule(nn.max_pool2d)
+def max_pool2d(x, kernel_size, stride=None, padding=0):
+    y = nn.max_pool2d(x, kernel_size, stride, padding)
+    y_d = yield y
+    x_d += nn_backward.max_pool2d(y_d, x, kernel_size, stride=stride, padding=padding)
+
+
+@rule(nn.avg_pool2d)
+def avg_pool2d(x, kernel_size, stride=None, padding=0):
+    y = nn.avg_pool2d(x, kernel_size, stride, padding)
+    y_d = yield y
+    x_d += nn_backward.avg_pool2d(y_d, x, kernel_size, stride=stride, padding=padding)
+
+
+@rule(nn.global_avg_pool2d)
+def global_avg_pool2d(x):
+    y = nn.global_avg_pool2d(x)
+    y_d = yield y
+    x_d += nn_backward.global_avg_pool2d(y_d, x)
+
+
+@rule(nn.pad)
+def pad(x, pad_width, value=0.0):
+    y = nn.pad(x, pad_width, value)
+    y_d = yield y
+    x_d += nn_backward.pad(y_d, x, pad_width, value)
+    value_d += nn_backward.pad_value(y_d, x, pad_width, value)
+
+
+# ---- normalisation, dropout, embedding --------------------------------------------------------
+
+
+@rule(nn.batch_norm)
+def batch_norm(x, gamma, beta, running_mean, running_var, *, training, eps=1e-5):
+    y = nn.batch_norm(x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    y_d = yield y
+    x_d += nn_backward.batch_norm_x(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    gamma_d += nn_backward.batch_norm_gamma(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    beta_d += nn_backward.batch_norm_beta(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    running_mean_d += nn_backward.batch_norm_running_mean(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    running_var_d += nn_backward.batch_norm_running_var(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+
+
+@rule(nn.batch_norm_statistics)
+def batch_norm_statistics(x, running_mean, running_var, *, momentum=0.1):
+    statistics = nn.batch_norm_statistics(x, running_mean, running_var, momentum=momentum)
+
+
+@rule(nn.dropout)
+def dropout(x, p=0.5, *, seed, training=True):
+    y = nn.dropout(x, p, seed=seed, training=training)
+    y_d = yield y
+    x_d += nn_backward.dropout(y_d, x, p, seed=seed, training=training)
+    p_d += nn_backward.dropout_p(y_d, y, p, training=training)
+
+
+@rule(nn.embedding)
+def embedding(weights, indices):
+    y = nn.embedding(weights, indices)
+    y_d = yield y
+    weights_d += nn_backward.embedding(y_d, weights, indices)
+
+
+# ---- recurrent cells --------------------------------------------------------------------------
+
+
+@rule(nn.lstm_cell)
+def lstm_cell(x, h, c, w_ih, w_hh, b_ih=None, b_hh=None):
+    h_new, c_new = nn.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
+    h_new_d, c_new_d = yield h_new, c_new
+    x_d += nn_backward.lstm_cell_x(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    h_d += nn_backward.lstm_cell_h(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    c_d += nn_backward.lstm_cell_c(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    w_ih_d += nn_backward.lstm_cell_w_ih(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    w_hh_d += nn_backward.lstm_cell_w_hh(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    b_ih_d += nn_backward.lstm_cell_b_ih(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    b_hh_d += nn_backward.lstm_cell_b_hh(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+@rule(nn.gru_cell)
+def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    y = nn.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    y_d = yield y
+    x_d += nn_backward.gru_cell_x(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    h_d += nn_backward.gru_cell_h(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    w_ih_d += nn_backward.gru_cell_w_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    w_hh_d += nn_backward.gru_cell_w_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    b_ih_d += nn_backward.gru_cell_b_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    b_hh_d += nn_backward.gru_cell_b_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
