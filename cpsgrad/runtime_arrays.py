@@ -69,6 +69,8 @@ def unbroadcast(adjoint, like):
     Python float `like` gets a Python float; a numpy scalar or array keeps its dtype.
     """
     kind = type(like)
+    if kind is _ndarray and type(adjoint) is _ndarray and adjoint.shape == like.shape and adjoint.dtype is like.dtype:
+        return adjoint  # the common case: nothing was broadcast
     if type(adjoint) is float and adjoint == 0.0:  # the symbolic zero
         return adjoint
     if kind is _ndarray:
@@ -147,6 +149,11 @@ def is_zero(adjoint) -> bool:
 
 def matmul_left(z_d, x, y):
     """The adjoint of `x` in `z = x @ y` (vectors, matrices and stacks of them, broadcast)."""
+    if type(x) is _ndarray and type(y) is _ndarray and type(z_d) is _ndarray and x.dtype is y.dtype is z_d.dtype:
+        if x.ndim == 2 and y.ndim == 1:  # matrix @ vector: an outer product
+            return np.multiply.outer(z_d, y)
+        if x.ndim == 2 and y.ndim == 2:
+            return z_d @ y.T
     if is_zero(z_d):
         return 0.0
     x_ndim, y_ndim = np.ndim(x), np.ndim(y)
@@ -161,6 +168,11 @@ def matmul_left(z_d, x, y):
 
 def matmul_right(z_d, x, y):
     """The adjoint of `y` in `z = x @ y`."""
+    if type(x) is _ndarray and type(y) is _ndarray and type(z_d) is _ndarray and x.dtype is y.dtype is z_d.dtype:
+        if x.ndim == 2 and y.ndim == 1:  # matrix @ vector
+            return z_d @ x
+        if x.ndim == 2 and y.ndim == 2:
+            return x.T @ z_d
     if is_zero(z_d):
         return 0.0
     x_ndim, y_ndim = np.ndim(x), np.ndim(y)
@@ -175,6 +187,8 @@ def matmul_right(z_d, x, y):
 
 def array_divide(numerator, denominator):
     """`numerator / denominator` elementwise with IEEE results (inf, nan) and no warnings."""
+    if type(denominator) is np.float64 and denominator != 0.0 and type(numerator) is float:
+        return numerator / denominator  # no warning to silence: skip the error-state switch
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.divide(numerator, denominator)
 
@@ -283,10 +297,22 @@ def _spread(adjoint, x):
     return unbroadcast(np.broadcast_to(adjoint, np.shape(x)).copy(), x)
 
 
+def _everywhere(adjoint, x):
+    """The adjoint of a reduction over all of `x` (a scalar) spread to `x`, or None when `x` is
+    not a plain array or the adjoint is not a scalar."""
+    if type(x) is _ndarray and (type(adjoint) is float or (isinstance(adjoint, np.generic) and adjoint.dtype.kind == "f")):
+        return np.full(x.shape, adjoint, x.dtype)
+    return None
+
+
 def sum_adjoint(adjoint, x, axis, keepdims: bool):
     """`np.sum(x, axis, keepdims=keepdims)` backward: the adjoint repeated over the reduced axes."""
     if is_zero(adjoint):
         return 0.0
+    if axis is None and not keepdims:
+        spread = _everywhere(adjoint, x)
+        if spread is not None:
+            return spread
     return _spread(_kept(adjoint, np.ndim(x), axis, keepdims), x)
 
 
@@ -304,6 +330,11 @@ def extremum_adjoint(adjoint, x, result, axis, keepdims: bool):
     result (as JAX); NaN throughout a reduction whose result is NaN."""
     if is_zero(adjoint):
         return 0.0
+    if axis is None and not keepdims and type(x) is _ndarray and x.size and not isinstance(adjoint, _ndarray):
+        chosen = x == result
+        count = np.count_nonzero(chosen)
+        if count:  # else the result is NaN: the general path below spreads NaN
+            return chosen * x.dtype.type(adjoint / count)
     ndim = np.ndim(x)
     chosen = np.asarray(x) == _kept(result, ndim, axis, keepdims)
     count = chosen.sum(axis=_axes(axis, ndim), keepdims=True)

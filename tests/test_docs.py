@@ -24,6 +24,20 @@ def test_readme_example_runs_and_its_comments_are_true(tmp_path):
         assert repr(eval(call, namespace)) == expected.strip()
 
 
+def test_readme_numpy_example_runs_and_its_gradient_is_right(tmp_path):
+    from cpsgrad.testing import check_grad
+
+    source = "\n".join(_python_blocks(ROOT / "README.md")[:2])
+    module = tmp_path / "readme_numpy_example.py"
+    module.write_text(source)
+    namespace = {"__name__": "readme_numpy_example", "__file__": str(module)}
+    exec(compile(source, str(module), "exec"), namespace)
+    args = [namespace[name] for name in ("Wxh", "Whh", "bh", "xs", "target")]
+    for gradient, argument in zip((namespace["dWxh"], namespace["dWhh"], namespace["dbh"]), args, strict=False):
+        assert gradient.shape == argument.shape
+    assert not check_grad(namespace["rnn_loss"], *args, argnums=(0, 1, 2)).skipped
+
+
 def test_design_doc_shows_the_program_cpsgrad_generates():
     import cpsgrad
 
