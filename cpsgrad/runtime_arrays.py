@@ -26,6 +26,7 @@ __all__ = [
     "cumsum_adjoint",
     "dot_left",
     "dot_right",
+    "elementwise_adjoint",
     "exponent_slope",
     "extremum_adjoint",
     "hstack_adjoint",
@@ -227,6 +228,41 @@ def chain(adjoint, slope, x):
     if is_zero(adjoint):
         return 0.0
     return unbroadcast(adjoint * slope, x)
+
+
+# The numpy slope of each op whose backward has a fused kernel, from what the kernel saves (the
+# output for tanh and sqrt, the input otherwise).
+_SLOPES = {
+    "tanh": lambda y: 1.0 - y * y,
+    "sqrt": lambda y: array_divide(0.5, y),
+    "sin": np.cos,
+    "cos": lambda x: -np.sin(x),
+    "square": lambda x: 2.0 * x,
+    "log1p": lambda x: array_divide(1.0, x + 1.0),
+}
+_KERNEL_MIN_SIZE: dict[str, int | None] = {}
+
+
+def elementwise_adjoint(op: str, adjoint, saved, x):
+    """The adjoint of `x` in `y = np.<op>(x)`, from `saved` (`y` for tanh and sqrt, `x` for sin,
+    cos, square, log1p): numpy below the size from which the fused kernel was measured faster
+    (`cpsgrad.kernels.thresholds`), the kernel from there on; Python numbers never reach it."""
+    if type(adjoint) is float and adjoint == 0.0:
+        return 0.0
+    if type(saved) is _ndarray and type(adjoint) is _ndarray and adjoint.shape == saved.shape and adjoint.dtype is saved.dtype:
+        threshold = _KERNEL_MIN_SIZE.get(op, -1)
+        if threshold == -1:
+            from cpsgrad.kernels import thresholds
+
+            threshold = _KERNEL_MIN_SIZE[op] = thresholds.min_size(op, "backward")
+        if threshold is not None and saved.size >= threshold and saved.dtype in _KERNEL_DTYPES:
+            from cpsgrad.kernels import dispatch
+
+            return unbroadcast(dispatch(op, adjoint, saved).backward(adjoint, (saved,))[0], x)
+    return unbroadcast(adjoint * _SLOPES[op](saved), x)
+
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def select(adjoint, condition, x):

@@ -74,14 +74,14 @@ def log10(x):
 def log1p(x):
     y = np.log1p(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.chain(y_d, cpsgrad_runtime.array_divide(1.0, x + 1.0), x)
+    x_d += cpsgrad_runtime.elementwise_adjoint("log1p", y_d, x, x)
 
 
 @rule(np.sqrt)
 def sqrt(x):
     y = np.sqrt(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.chain(y_d, cpsgrad_runtime.array_divide(0.5, y), x)
+    x_d += cpsgrad_runtime.elementwise_adjoint("sqrt", y_d, y, x)
 
 
 @rule(np.cbrt)
@@ -95,7 +95,7 @@ def cbrt(x):
 def square(x):
     y = np.square(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.chain(y_d, 2.0 * x, x)
+    x_d += cpsgrad_runtime.elementwise_adjoint("square", y_d, x, x)
 
 
 @rule(np.reciprocal)
@@ -109,14 +109,14 @@ def reciprocal(x):
 def sin(x):
     y = np.sin(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.chain(y_d, np.cos(x), x)
+    x_d += cpsgrad_runtime.elementwise_adjoint("sin", y_d, x, x)
 
 
 @rule(np.cos)
 def cos(x):
     y = np.cos(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.chain(y_d, -np.sin(x), x)
+    x_d += cpsgrad_runtime.elementwise_adjoint("cos", y_d, x, x)
 
 
 @rule(np.tan)
@@ -165,7 +165,7 @@ def cosh(x):
 def tanh(x):
     y = np.tanh(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.chain(y_d, 1.0 - y * y, x)
+    x_d += cpsgrad_runtime.elementwise_adjoint("tanh", y_d, y, x)
 
 
 @rule(np.arcsinh)
