@@ -45,6 +45,7 @@ __all__ = [
     "norm_adjoint",
     "outer_left",
     "outer_right",
+    "reduced_product",
     "reshape_adjoint",
     "select",
     "split_adjoint",
@@ -99,6 +100,14 @@ def unbroadcast(adjoint, like):
     return adjoint
 
 
+def reduced_product(a, b, like):
+    """`unbroadcast(a * b, like)`; when `like` is a scalar and `a`, `b` arrays of one shape, a
+    dot product instead of the product array and its sum (`x * W` with a scalar `x`)."""
+    if type(a) is _ndarray and type(b) is _ndarray and type(like) is not _ndarray and a.shape == b.shape and a.dtype is b.dtype:
+        return unbroadcast(np.vdot(a, b), like)
+    return unbroadcast(a * b, like)
+
+
 def _reduce_to(adjoint, shape: tuple, dtype):
     """Sum `adjoint` down to `shape` (numpy's broadcasting rules, run backwards)."""
     adjoint = np.asarray(adjoint)
@@ -138,7 +147,10 @@ def index_adjoint(container, index, adjoint):
 
 def _is_basic(index) -> bool:
     """Whether `index` is a basic index (views, no repeated positions)."""
-    if isinstance(index, tuple):
+    kind = type(index)
+    if kind is int or kind is slice:
+        return True
+    if kind is tuple:
         return all(_is_basic(part) for part in index)
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
 
@@ -151,8 +163,8 @@ def is_zero(adjoint) -> bool:
 def matmul_left(z_d, x, y):
     """The adjoint of `x` in `z = x @ y` (vectors, matrices and stacks of them, broadcast)."""
     if type(x) is _ndarray and type(y) is _ndarray and type(z_d) is _ndarray and x.dtype is y.dtype is z_d.dtype:
-        if x.ndim == 2 and y.ndim == 1:  # matrix @ vector: an outer product
-            return np.multiply.outer(z_d, y)
+        if x.ndim == 2 and y.ndim == 1:  # matrix @ vector: an outer product (BLAS beats broadcasting)
+            return np.dot(z_d[:, None], y[None, :])
         if x.ndim == 2 and y.ndim == 2:
             return z_d @ y.T
     if is_zero(z_d):

@@ -36,7 +36,7 @@ def test_show_numbers_picks_the_program_for_python_numbers():
     assert "unbroadcast" not in default.stdout
     general = cpsgrad("show", target, "--numbers", "")
     assert "x: any, n: any" in general.stdout
-    assert "cpsgrad_runtime.unbroadcast(" in general.stdout
+    assert "cpsgrad_runtime.reduced_product(" in general.stdout
     wrong = cpsgrad("show", target, "--numbers", "y")
     assert wrong.returncode == 2
     assert wrong.stderr.strip() == "cpsgrad: design_example has no parameter y; its parameters are ('x', 'n')"

@@ -60,11 +60,16 @@ class _Backward:
 
 
 class _WithoutUnbroadcast(cst.CSTTransformer):
-    """`cpsgrad_runtime.unbroadcast(e, x)` -> `e`, for operations on Python numbers only."""
+    """`cpsgrad_runtime.unbroadcast(e, x)` -> `e` and `reduced_product(a, b, x)` -> `a * b`,
+    for operations on Python numbers only."""
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if syntax.dotted_name(updated.func) == f"{_RUNTIME}.unbroadcast":
+        name = syntax.dotted_name(updated.func)
+        if name == f"{_RUNTIME}.unbroadcast":
             return _parenthesized_operand(updated.args[0].value)
+        if name == f"{_RUNTIME}.reduced_product":  # unbroadcast(a * b, like)
+            product = cst.BinaryOperation(updated.args[0].value, cst.Multiply(), updated.args[1].value)
+            return _parenthesized_operand(product)
         return updated
 
 

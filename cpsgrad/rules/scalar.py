@@ -28,15 +28,15 @@ def sub(x, y):
     z = x - y
     z_d = yield z
     x_d += cpsgrad_runtime.unbroadcast(z_d, x)
-    y_d += cpsgrad_runtime.unbroadcast(-z_d, y)
+    y_d += -cpsgrad_runtime.unbroadcast(z_d, y)
 
 
 @rule(operator.mul)
 def mul(x, y):
     z = x * y
     z_d = yield z
-    x_d += cpsgrad_runtime.unbroadcast(z_d * y, x)
-    y_d += cpsgrad_runtime.unbroadcast(z_d * x, y)
+    x_d += cpsgrad_runtime.reduced_product(z_d, y, x)
+    y_d += cpsgrad_runtime.reduced_product(z_d, x, y)
 
 
 @rule(operator.truediv)
@@ -44,7 +44,7 @@ def truediv(x, y):
     z = x / y
     z_d = yield z
     x_d += cpsgrad_runtime.unbroadcast(z_d / y, x)
-    y_d += cpsgrad_runtime.unbroadcast(-z_d * z / y, y)
+    y_d += -cpsgrad_runtime.reduced_product(z_d, z, y) / y
 
 
 @rule(operator.mod)
