@@ -158,8 +158,8 @@ class _Runner:
         except RecursionError:
             raise DepthLimitError(
                 f"{self.function.__qualname__} ran deeper than the Python tier's limit of "
-                f"{sys.getrecursionlimit()} calls (each loop iteration is at least one continuation "
-                "call); raise cpsgrad.api.max_depth"
+                f"{sys.getrecursionlimit()} calls (each loop iteration and each call of a user function "
+                "is one or more continuation calls); raise cpsgrad.api.max_depth"
             ) from None
         finally:
             _deep.leave()
@@ -249,7 +249,9 @@ def show(
     anything else such as an array). Or name the parameters that hold Python numbers with
     `numbers`. Without either, parameters annotated `float`, `int` or `bool` are numbers and
     every other parameter may be anything (arrays included). A function wrapped by `grad`
-    shows its original.
+    shows its original. The programs of the functions it calls follow, each under a comment
+    header naming the call (for the kinds the caller can tell; a callee known only at run time,
+    such as a function passed as an argument, is named without its program).
     """
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")

@@ -15,18 +15,7 @@ from tests.corpus.scalar_programs import CASES, DECAY, long_decay_loop
 MAX_SKIPPED_FRACTION = 0.5
 
 
-# Calls of user functions belong to the calls issue; until it lands they must be rejected clearly.
-AWAITING_CALLS = {"calls_helper"}
-
-
-def _marked(case):
-    if case.name in AWAITING_CALLS:
-        reason = "calls of user functions: rejected until the calls issue lands"
-        return pytest.param(case, marks=pytest.mark.xfail(raises=cpsgrad.NoRuleError, strict=True, reason=reason))
-    return case
-
-
-@pytest.mark.parametrize("case", [_marked(case) for case in CASES], ids=lambda case: case.name)
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_value_and_gradient_match_the_original(case):
     outcomes: list[GradCheck] = []
 

@@ -19,9 +19,9 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
-from cpsgrad.transforms import naming, syntax
+from cpsgrad.transforms import calls, dispatch, naming, syntax
 from cpsgrad.transforms.activity import assignments
-from cpsgrad.transforms.cps import Block, Branch, Continuation, Jump, Program, Raise, Return
+from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
@@ -111,7 +111,7 @@ def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
 class Generator:
     """Generates the final derivative program of one CPS program."""
 
-    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...], numbers: set[str] = frozenset()):
+    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...], numbers: set[str] = frozenset(), sites: list[calls.Site] = ()):
         self.program = program
         self.numbers = numbers  # variables that always hold Python numbers: no broadcasting to undo
         self.version_owner: dict[str, str] = {}  # version name -> the variable it is a version of
@@ -129,6 +129,8 @@ class Generator:
         self.namespace: dict[str, object] = {}
         self.free_adjoints = self._free_adjoints()
         self.containers = _container_names(program.normalized.definition, resolver)
+        for site in sites:  # each call of a user function runs through its dispatcher
+            self.namespace[naming.call_site(site.label)] = dispatch.CallSite(site.callee_code, site.location, site.active, site.positional, site.keywords).call
 
     # -- names -------------------------------------------------------------------------------
     def _adjoint_suffix(self) -> str:
@@ -271,7 +273,61 @@ class Generator:
             else:
                 lines.append(f"{pad}{', '.join([self.out, *results])} = {call}")
             return {name: name for name in results}, True
+        if isinstance(tail, Call):
+            return self.call(tail, frame, depth, lines)
         return self.branch(tail, frame, depth, lines)
+
+    def call(self, tail: Call, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
+        """A call of a user function: its dispatcher runs the callee's program with the rest of
+        this block as the continuation. An adapter closure (`call_1_k`, defined here: the versions
+        it captures are never reassigned) hands the callee the result's adjoint and packs this
+        program's other adjoints into the opaque result the callee passes back."""
+        pad = "    " * depth
+        value = self.rename(tail.statement.body[0].value, frame)
+        extras: list[str] = []
+        if tail.continuation is None:  # the rest just returns the result
+            handed = self.k
+        else:
+            target = tail.continuation
+            version = self.new_version(frame, tail.target)
+            arguments = [syntax.code(self.rename(cst.Name(p), frame)) for p in target.parameters]
+            results = [self.adjoint(frame.versions.get(p, p)) for p in target.parameters if self.is_active_variable(p)]
+            results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
+            extras = results[1:]
+            jump = f"{target.name}({', '.join(arguments)})"
+            if not extras and target.parameters == [tail.target]:
+                handed = target.name
+            else:
+                handed = naming.call_adapter(tail.label)
+                lines.append(f"{pad}def {handed}({version}):")
+                if extras:
+                    lines.append(f"{pad}    {', '.join([self.out, *results])} = {jump}")
+                    lines.append(f"{pad}    return ({', '.join([self.out, *extras])}), {results[0]}")
+                else:
+                    lines.append(f"{pad}    return {jump}")
+        # the callee returns its adjoints in the order of the call's differentiable arguments
+        # (positional, then keywords); one already defined is received apart, then added
+        received: list[str] = []
+        added: list[tuple[str, str]] = []
+        for argument in [a.value for a in value.args if a.keyword is None] + [a.value for a in value.args if a.keyword is not None]:
+            adjoint = self.active_source(argument, frame)
+            if adjoint is None:
+                continue
+            if adjoint in extras or adjoint in received:
+                part = self.namer.fresh(f"{tail.label}_{adjoint}")
+                added.append((adjoint, part))
+                received.append(part)
+            else:
+                received.append(adjoint)
+        head = f"({', '.join([self.out, *extras])})" if extras else self.out
+        passed = [syntax.code(a.value) if a.keyword is None else f"{a.keyword.value}={syntax.code(a.value)}" for a in value.args]
+        call = ", ".join([syntax.code(value.func), handed, *passed])
+        lines.append(f"{pad}{', '.join([head, *received])} = {naming.call_site(tail.label)}({call})")
+        parts = {part for _, part in added}
+        defined = {name: name for name in [*extras, *received] if name not in parts}
+        for adjoint, part in added:
+            self.accumulate(adjoint, part, defined, pad, lines)
+        return defined, True
 
     def branch(self, branch: Branch, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         pad = "    " * depth
@@ -454,12 +510,7 @@ class Generator:
 
     def method(self, callee: cst.BaseExpression):
         """The numpy array method a call `x.name(...)` of a local value `x` stands for, if any."""
-        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
-            return None
-        if self.resolver.resolve(callee) is not None or self.resolver.resolve(callee.value) is not None:
-            return None  # a module's function (np.sum) or a global object's method
-        method = getattr(np.ndarray, callee.attr.value, None)
-        return method if method is not None and method in TABLE else None
+        return calls.array_method(callee, self.resolver)
 
     def callee(self, statement, callee: cst.BaseExpression):
         """The primitive a call of a differentiable value names, or a clear error."""
@@ -469,18 +520,23 @@ class Generator:
         label = syntax.code(callee)
         if isinstance(callee, cst.Attribute) and syntax.dotted_name(callee.value) is not None and self.resolver.resolve(callee.value) is None:
             self.fail(statement, f"method call {label}", "methods of differentiable values other than numpy arrays' (append, pop, extend, ...) are not supported yet; build a new tuple or list instead", UnsupportedError)
-        self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value; call a function by its module-level name", NoRuleError)
+        self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value only through its receiver; pass the value as an argument", NoRuleError)
 
     def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
         """A call made for its effect on a differentiable value: only non-differentiable primitives
         (print, ...) may take one; anything else could change a value behind the gradient's back."""
+        label = syntax.code(original.func)
+        effect = f"call of {label} for its effect"
+        if calls.classify(original.func, self.resolver) == calls.USER:
+            if calls.receiver(original.func) is not None and self.resolver.resolve(original.func) is None:
+                self.callee(statement, original.func)  # a method of a local value: refused as such
+            self.fail(statement, effect, f"{label} receives a differentiable value and its result is discarded; assign the result (y = {label}(...)) to differentiate through the call", UnsupportedError)
         primitive = self.callee(statement, original.func)
         positional, keywords = _call_arguments(value)
         for rule in TABLE.rules_for(primitive):
             if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
                 return
-        label = syntax.code(original.func)
-        self.fail(statement, f"call of {label} for its effect", f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it changes. Assign its result, or keep differentiable values out of it", UnsupportedError)
+        self.fail(statement, effect, f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it changes. Assign its result, or keep differentiable values out of it", UnsupportedError)
 
     def rule_record(self, statement, primitive, label: str, positional: list, keywords: dict) -> _Backward | None:
         for rule in TABLE.rules_for(primitive):
@@ -638,15 +694,8 @@ def _template_reads(rule: Rule) -> list[str]:
 
 
 def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
-    import types
-
     if has_rules:
         return f"no derivative rule for {label} fits these arguments; see cpsgrad.rule to add one"
-    if isinstance(primitive, types.FunctionType):
-        return (
-            f"{label} is a Python function; calls of user functions with differentiable arguments "
-            "are not supported yet. Inline it, or declare its derivative with @cpsgrad.rule"
-        )
     return f"no derivative rule for {label}; declare one with @cpsgrad.rule({label})"
 
 
@@ -694,7 +743,11 @@ def _block_reads(block: Block | None) -> tuple[set[str], set[str]]:
     for statement in block.statements:
         names.update(syntax.variables_read(statement))
     tail = block.tail
-    if isinstance(tail, Jump):
+    if isinstance(tail, Call):
+        names.update(syntax.variables_read(tail.statement))
+        if tail.continuation is not None:
+            targets.add(tail.continuation.name)
+    elif isinstance(tail, Jump):
         targets.add(tail.target.name)
     elif isinstance(tail, Return):
         names.update(syntax.variables_read(tail.value))

@@ -6,6 +6,9 @@ after it an exit continuation; `break`, `continue` and `return` become calls of 
 function's own continuation `k`. A continuation's parameters are the variables live at its entry
 (in first-appearance order), except the function's parameters that are never reassigned, which
 it reads from the enclosing frame. Branches on inactive values that contain no jumps stay inline.
+A call of a user function with a differentiable argument ends its block too: the rest of the
+block becomes the callee's continuation (`after_call_1`, whose first parameter is the call's
+result), or the function's own `k` when the rest just returns the result.
 """
 
 from __future__ import annotations
@@ -49,11 +52,22 @@ class Branch:
 
 
 @dataclass
+class Call:
+    """A call of a user function (`target = callee(arguments)`) handed a continuation: the rest
+    of the block (`continuation`, its first parameter `target`), or None for the function's `k`."""
+
+    statement: cst.SimpleStatementLine
+    target: str
+    continuation: Continuation | None
+    label: str
+
+
+@dataclass
 class Block:
     """Straight-line core statements (and inline ifs), then one tail."""
 
     statements: list
-    tail: Jump | Return | Raise | Branch
+    tail: Jump | Return | Raise | Branch | Call
 
 
 @dataclass(eq=False)
@@ -61,7 +75,7 @@ class Continuation:
     name: str
     parameters: list[str]
     body: Block | None = None
-    kind: str = "join"  # "join" | "loop" | "exit" | "function"
+    kind: str = "join"  # "join" | "loop" | "exit" | "call" | "function"
 
 
 @dataclass
@@ -74,6 +88,7 @@ class Program:
     order: list[str]  # every local name, in first-appearance order
     continuation_name: str  # the function's continuation parameter, `k`
     namer: Namer = field(repr=False, default=None)
+    calls: list[Call] = field(default_factory=list)  # the calls of user functions, in order
 
 
 # ---- liveness ---------------------------------------------------------------------------------
@@ -174,8 +189,10 @@ def _falls_through(statements) -> bool:
 
 
 class _Converter:
-    def __init__(self, normalized: Normalized, active: set[str], namer: Namer):
+    def __init__(self, normalized: Normalized, active: set[str], namer: Namer, user_calls: set[int]):
         self.normalized = normalized
+        self.user_calls = user_calls
+        self.calls: list[Call] = []
         self.active = active
         self.namer = namer
         definition = normalized.definition
@@ -186,6 +203,7 @@ class _Converter:
         self.liveness = _Liveness(self.locals)
         self.continuations: list[Continuation] = []
         self.joins = 0
+        self.call_number = 0
 
     def parameters(self, live: set[str]) -> list[str]:
         return [n for n in self.order if n in live and n not in self.invariants]
@@ -225,6 +243,8 @@ class _Converter:
                 return Block(straight, self.branch(statement, rest, context))
             if isinstance(statement, cst.While):
                 return Block(straight, self.loop(statement, rest, context))
+            if id(statement) in self.user_calls:
+                return Block(straight, self.call(statement, rest, context))
             straight.append(statement)
         return Block(straight, context.after)
 
@@ -267,6 +287,32 @@ class _Converter:
             exit_continuation.body = self.block(rest, context)
         return Jump(head)
 
+    def call_label(self) -> str:
+        """The next `call_N` whose continuation, adapter and dispatcher names are all free."""
+        while True:
+            self.call_number += 1
+            label = naming.call_label(self.call_number)
+            names = [label, naming.call_continuation(label), naming.call_adapter(label), naming.call_site(label)]
+            if not any(name in self.namer.taken for name in names):
+                for name in names:
+                    self.namer.reserve(name)
+                return label
+
+    def call(self, statement: cst.SimpleStatementLine, rest: list, context: _Context) -> Call:
+        target = statement.body[0].targets[0].target.value
+        label = self.call_label()
+        live = self.liveness.block(rest, context.after_live, context.exits)
+        continuation = Continuation(naming.call_continuation(label), [target, *(p for p in self.parameters(live) if p != target)], kind="call")
+        self.continuations.append(continuation)
+        tail = Call(statement, target, continuation, label)
+        self.calls.append(tail)
+        continuation.body = self.block(rest, context)
+        returned = continuation.body.tail
+        if not continuation.body.statements and isinstance(returned, Return) and isinstance(returned.value, cst.Name) and returned.value.value == target:
+            self.continuations.remove(continuation)  # the rest only returns the result: hand over k
+            tail.continuation = None
+        return tail
+
 
 def _first_appearance(parameters: list[str], definition: cst.FunctionDef) -> list[str]:
     order = list(parameters)
@@ -279,13 +325,13 @@ def _first_appearance(parameters: list[str], definition: cst.FunctionDef) -> lis
     return order
 
 
-def convert(normalized: Normalized, active: set[str], namer: Namer) -> Program:
-    """Cut `normalized` into continuations."""
-    converter = _Converter(normalized, active, namer)
+def convert(normalized: Normalized, active: set[str], namer: Namer, user_calls: set[int] = frozenset()) -> Program:
+    """Cut `normalized` into continuations (`user_calls`: ids of the statements calling user functions)."""
+    converter = _Converter(normalized, active, namer, user_calls)
     continuation_name = namer.fresh(naming.CONTINUATION)
     function = Continuation(normalized.definition.name.value, list(normalized.parameters), kind="function")
     function.body = converter.block(list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set()))
-    return Program(normalized, function, converter.continuations, converter.invariants, active, converter.order, continuation_name, namer)
+    return Program(normalized, function, converter.continuations, converter.invariants, active, converter.order, continuation_name, namer, converter.calls)
 
 
 # ---- printing the CPS stage --------------------------------------------------------------------
@@ -311,6 +357,10 @@ def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set
         for line in syntax.code(statement).rstrip("\n").split("\n"):
             lines.append(pad + line)
     tail = block.tail
+    if isinstance(tail, Call):  # the call, then the rest of the block as its continuation
+        lines.append(pad + syntax.code(tail.statement).strip())
+        bound.add(tail.target)
+        tail = Jump(tail.continuation) if tail.continuation is not None else Return(cst.Name(tail.target), tail.statement)
     if isinstance(tail, Jump):
         arguments = [p if p in bound else f"cpsgrad_runtime.unbound({p!r})" for p in tail.target.parameters]
         lines.append(f"{pad}return {tail.target.name}({', '.join(arguments)})")

@@ -41,8 +41,9 @@ def of(value) -> str:
     kind = type(value)
     if kind is float or kind is int or kind is bool:
         return NUMBER
-    if (kind is tuple or kind is list) and len(value) <= MAX_CHECKED_LENGTH and all(type(v) in _NUMBER_TYPES for v in value):
-        return NUMBERS
+    if kind is tuple or kind is list:  # a tree of nested tuples fails at its first element, cheaply
+        if len(value) <= MAX_CHECKED_LENGTH and (not value or type(value[0]) in _NUMBER_TYPES) and all(type(v) in _NUMBER_TYPES for v in value):
+            return NUMBERS
     return ANY
 
 
@@ -100,7 +101,7 @@ def _mutated(definition: cst.FunctionDef, found) -> set[str]:
     return receivers
 
 
-def _atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str], resolver: Resolver) -> str:
+def atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str], resolver: Resolver) -> str:
     if isinstance(node, (cst.Integer, cst.Float)):
         return NUMBER
     if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
@@ -115,14 +116,14 @@ def _atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str],
         return ANY
     if isinstance(node, cst.Attribute) and syntax.dotted_name(node) is not None:
         module = resolver.resolve(node.value)
-        if module is math:  # math.pi, math.inf: constants of a module that cannot change
-            return NUMBER
+        if module is math and type(getattr(math, node.attr.value, None)) in _NUMBER_TYPES:
+            return NUMBER  # math.pi, math.inf: constants of a module that cannot change
     return ANY
 
 
 def _value_kind(value: cst.BaseExpression, numbers: set[str], sequences: set[str], resolver: Resolver) -> str:
     def atom(node):
-        return _atom_kind(node, numbers, sequences, resolver)
+        return atom_kind(node, numbers, sequences, resolver)
 
     if syntax.is_atom(value):
         return atom(value)

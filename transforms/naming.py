@@ -41,6 +41,26 @@ def join(number: int) -> str:
     return f"if_{number}_join"
 
 
+def call_label(number: int) -> str:
+    """`call_1`: the Nth call of a user function; it names the three below."""
+    return f"call_{number}"
+
+
+def call_continuation(label: str) -> str:
+    """`after_call_1`: the rest of the caller, the callee's continuation."""
+    return f"after_{label}"
+
+
+def call_adapter(label: str) -> str:
+    """`call_1_k`: the closure handed to the callee as its `k`, packing the caller's adjoints."""
+    return f"{label}_k"
+
+
+def call_site(label: str) -> str:
+    """`call_1_site`: the run-time dispatcher of the call (`transforms.dispatch.CallSite`)."""
+    return f"{label}_site"
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier mentioned anywhere in `node` (names and attribute names)."""
     found: set[str] = set()

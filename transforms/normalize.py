@@ -395,8 +395,8 @@ class _Normalizer:
         if syntax.dotted_name(callee) is None or self.local_attribute(callee):
             if isinstance(callee, cst.Attribute):
                 callee = cst.Attribute(self.atom(callee.value, out), callee.attr)
-            else:
-                self.reject(node, "call of a computed function", "call a function by its name")
+            else:  # fs[i](x), make(n)(x): the function is a value like any other
+                callee = self.atom(callee, out)
         else:
             callee = syntax.strip_parentheses(callee)
         arguments = [cst.Arg(self.atom(a.value, out), keyword=a.keyword) for a in node.args]

@@ -7,9 +7,23 @@ import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
-from cpsgrad.errors import ArgumentError
+import libcst as cst
+
+from cpsgrad.errors import ArgumentError, CpsgradError
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import activity, cps, emit, fence, kinds, naming, normalize, source, syntax
+from cpsgrad.transforms import (
+    activity,
+    calls,
+    cps,
+    dispatch,
+    emit,
+    fence,
+    kinds,
+    naming,
+    normalize,
+    source,
+    syntax,
+)
 from cpsgrad.transforms.adjoint import Generator
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
@@ -29,6 +43,7 @@ class Transformed:
     program: types.FunctionType  # f__cps(*parameters, k) -> (value, *adjoints of differentiated)
     code: types.CodeType
     table_version: int
+    sites: list[calls.Site]  # its calls of user functions
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -43,16 +58,17 @@ class Transformed:
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None) -> Transformed:
+def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None, every_parameter: bool = False) -> Transformed:
     """The derivative program of `function` w.r.t. its positional arguments `argnums`,
     specialised for arguments of `argument_kinds` (one per parameter, `transforms.kinds`; None:
-    anything). Cached per function object, its code object, the kinds and the rule table's version."""
+    anything). Cached per function object, its code object, the kinds and the rule table's version.
+    With `every_parameter`, `argnums` may name keyword-only parameters too (calls from programs)."""
     function = source.unwrap(function)
     argument_kinds = argument_kinds or default_kinds(function)
     found = cached(function, argnums, argument_kinds)
     if found is not None:
         return found
-    result = _run(source.read(function), argnums, argument_kinds)
+    result = _run(source.read(function), argnums, argument_kinds, every_parameter)
     _CACHE.setdefault(function, {})[argnums, argument_kinds] = result
     return result
 
@@ -83,12 +99,13 @@ class _Front:
     resolver: Resolver
     program: cps.Program
     numbers: set[str]  # variables that always hold a Python number (transforms.kinds)
+    sites: list[calls.Site]  # the calls of user functions
 
 
-def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...]) -> _Front:
+def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> _Front:
     fence.check(read)
     normalized = normalize.normalize(read)
-    positional = _positional_parameters(read.function)
+    positional = normalized.parameters if every_parameter else _positional_parameters(read.function)
     for position in argnums:
         if not -len(positional) <= position < len(positional):
             raise ArgumentError(
@@ -100,32 +117,99 @@ def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds
         raise ArgumentError(f"argnums {argnums} names a parameter twice: {differentiated}")
     resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized))
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
-    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)))
-    numbers, _ = kinds.number_variables(normalized.definition, dict(zip(normalized.parameters, argument_kinds, strict=True)), resolver)
-    return _Front(read, normalized, differentiated, resolver, program, numbers)
+    user_calls = calls.user_calls(normalized.definition, active, resolver)
+    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
+    numbers, sequences = kinds.number_variables(normalized.definition, dict(zip(normalized.parameters, argument_kinds, strict=True)), resolver)
+    sites = [_site(call, normalized, resolver, active, numbers, sequences) for call in program.calls]
+    return _Front(read, normalized, differentiated, resolver, program, numbers, sites)
+
+
+def _site(call: cps.Call, normalized: normalize.Normalized, resolver: Resolver, active: set[str], numbers: set[str], sequences: set[str]) -> calls.Site:
+    value = call.statement.body[0].value
+    arguments = [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]
+    return calls.Site(
+        call.label,
+        call.statement,
+        normalized.location(call.statement),
+        resolver.resolve(value.func),
+        sum(1 for a in value.args if a.keyword is None),
+        tuple(a.keyword.value for a in value.args if a.keyword is not None),
+        tuple(i for i, a in enumerate(arguments) if isinstance(a.value, cst.Name) and a.value.value in active),
+        tuple(kinds.atom_kind(a.value, numbers, sequences, resolver) for a in arguments),
+    )
 
 
 def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...] | None = None) -> str:
-    """What `show` prints for `stage`; the early stages do not need the later passes to succeed."""
+    """What `show` prints for `stage`: the function's program, then the program of each function
+    its calls reach (transitively, each once per argnums and kinds), under a comment header. The
+    early stages do not need the later passes to succeed."""
     function = source.unwrap(function)
     argument_kinds = argument_kinds or default_kinds(function)
+    text, sites = _stage(function, argnums, stage, argument_kinds, False)
+    parts = [text]
+    seen = {(function, argnums, argument_kinds)}
+    pending = [(function, sites)]
+    while pending:
+        caller, sites = pending.pop(0)
+        for site in sites:
+            where = f"# ---- {site.label} of {caller.__qualname__} ({site.location})"
+            if calls.is_gradient(site.callee):
+                parts.append(f"{where} calls a gradient function, which cpsgrad refuses (higher-order differentiation)\n")
+                continue
+            callee = _static_callee(site)
+            if callee is None:
+                parts.append(f"{where} calls {site.callee_code}, known only at run time: its program is made on its first call\n")
+                continue
+            if callee in seen:
+                continue
+            seen.add(callee)
+            target, target_argnums, target_kinds = callee
+            wrt = ", ".join(source.parameter_names(target)[p] for p in target_argnums)
+            try:
+                text, more = _stage(target, target_argnums, stage, target_kinds, True)
+            except CpsgradError as error:  # the call raises it when it runs
+                parts.append(f"{where} runs {target.__qualname__}, which cpsgrad refuses:\n# {error}\n")
+                continue
+            parts.append(f"{where} runs {target.__qualname__}, with respect to {wrt}:\n{text}")
+            pending.append((target, more))
+    return "\n".join(parts)
+
+
+def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool) -> tuple[str, list[calls.Site]]:
     if stage == "final":
-        return transform(function, argnums, argument_kinds).text("final")
-    front = _front(source.read(function), argnums, argument_kinds)
-    return syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
+        transformed = transform(function, argnums, argument_kinds, every_parameter)
+        return transformed.text("final"), transformed.sites
+    front = _front(source.read(function), argnums, argument_kinds, every_parameter)
+    text = syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
+    return text, front.sites
 
 
-def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...]) -> Transformed:
-    front = _front(read, argnums, argument_kinds)
+def _static_callee(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...], tuple[str, ...]] | None:
+    """(function, argnums, kinds) of the program a call runs, as far as the transform can tell:
+    None when the callee is a local value (or will raise)."""
+    target = calls.target(site.callee) if site.callee is not None else None
+    if target is None:
+        return None
+    try:
+        plan = dispatch.plan(target, site.positional, site.keywords, site.active)
+    except (TypeError, CpsgradError):
+        return None
+    own = [value for name, value in target.keywords if name not in site.keywords]
+    values = [*map(kinds.of, target.prefix), *site.kinds, *map(kinds.of, own), *map(kinds.of, plan.defaults)]
+    return target.function, plan.argnums, tuple(values[i] for i in plan.order)
+
+
+def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> Transformed:
+    front = _front(read, argnums, argument_kinds, every_parameter)
     program = front.program
-    generator = Generator(program, front.resolver, front.differentiated, front.numbers)
+    generator = Generator(program, front.resolver, front.differentiated, front.numbers, front.sites)
     body = generator.generate()
     entry = naming.cps_function(program.function.name)
     wrapper = naming.program_wrapper(program.function.name)
     parameters = emit.wrapper_parameters(read.function, generator.namespace)
     indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     final = (
-        _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)))
+        _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)), front.sites)
         + f"def {wrapper}({', '.join(parameters)}):\n"
         + indented
         + f"    return {entry}\n"
@@ -137,19 +221,28 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         "cps": cps.render(program),
         "final": final,
     }
-    return Transformed(read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled, read.function.__code__, TABLE.version)
+    return Transformed(read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled, read.function.__code__, TABLE.version, front.sites)
 
 
-def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str]) -> str:
+def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site]) -> str:
     wrt = ", ".join(differentiated) or "nothing"
     specialised = ", ".join(f"{name}: {kind}" for name, kind in argument_kinds.items()) or "no arguments"
-    return (
+    text = (
         f"# cpsgrad: the derivative program of {read.function.__qualname__} "
         f"({read.filename}:{read.first_line}), with respect to {wrt}.\n"
         f"# Specialised for arguments {specialised} (a number is a Python float or int).\n"
         "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
         "# The wrapper's parameters are the rules' helpers and the function's free variables.\n"
     )
+    if sites:
+        text += (
+            "# call_N_site(f, k, *arguments) runs the derivative program of the function f for its\n"
+            "# arguments' kinds (made on its first call) with continuation k, and returns k's result,\n"
+            "# then the adjoints of the differentiable arguments; call_N_k packs this program's own.\n"
+        )
+        for site in sites:
+            text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
+    return text
 
 
 def _positional_parameters(function: types.FunctionType) -> list[str]:

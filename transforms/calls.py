@@ -1,0 +1,157 @@
+"""Calls of user functions: which core calls are, and which Python function a called value runs.
+
+A call that receives a differentiable value is one of three things:
+  - a primitive with a rule (`math.sin(x)`, `x.sum()` of a local value): the rule is inlined;
+  - a user call: a Python function (module-level, a method, an object's `__call__`, a
+    `functools.partial`), or a value known only at run time (a parameter, a local object's
+    method, an element of a container). The rest of the caller becomes the callee's
+    continuation, and `transforms.dispatch` runs the callee's own derivative program;
+  - anything else (a builtin or C function without a rule): the adjoint pass reports it.
+Functions of the libraries cpsgrad has rules for (numpy, scipy, cpsgrad itself) are primitives
+even where written in Python: a rule or an error, never their source transformed.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from dataclasses import dataclass
+
+import libcst as cst
+import numpy as np
+
+from cpsgrad.errors import SourceLocation
+from cpsgrad.rules.registry import TABLE
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.resolve import Resolver
+
+RULE = "rule"
+USER = "user"
+PRIMITIVE = "primitive"
+
+LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad"})
+
+
+@dataclass(frozen=True)
+class Target:
+    """The Python function a called value runs, and what it binds before the call's arguments."""
+
+    function: types.FunctionType
+    prefix: tuple = ()  # a bound method's instance, a partial's arguments
+    keywords: tuple = ()  # a partial's keyword arguments, as (name, value) pairs
+
+
+def is_gradient(value) -> bool:
+    """A `cpsgrad.grad` or `value_and_grad` wrapper (differentiating it would be nested reverse mode)."""
+    return getattr(value, "__cpsgrad_gradient__", False) is True
+
+
+def target(value) -> Target | None:
+    """The Python function `value` runs when called, or None when it is not one cpsgrad can
+    transform (a builtin, a C function, a class, a library's function)."""
+    if isinstance(value, types.FunctionType):
+        return None if _library(value) or is_gradient(value) else Target(value)
+    if isinstance(value, types.MethodType):
+        inner = target(value.__func__)
+        return None if inner is None else Target(inner.function, (value.__self__, *inner.prefix), inner.keywords)
+    if isinstance(value, functools.partial):
+        inner = target(value.func)
+        if inner is None:
+            return None
+        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()))
+    if isinstance(value, type):
+        return None
+    call = next((c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None)
+    if isinstance(call, types.FunctionType) and not _library(call):
+        return Target(call, (value,))
+    return None
+
+
+def _library(function: types.FunctionType) -> bool:
+    module = getattr(function, "__module__", None) or ""
+    return module.split(".", 1)[0] in LIBRARIES
+
+
+def array_method(callee: cst.BaseExpression, resolver: Resolver):
+    """The numpy array method a call `x.name(...)` of a local value `x` stands for, if any."""
+    if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
+        return None
+    if resolver.resolve(callee) is not None or resolver.resolve(callee.value) is not None:
+        return None  # a module's function (np.sum) or a global object's method
+    method = getattr(np.ndarray, callee.attr.value, None)
+    return method if method is not None and method in TABLE else None
+
+
+def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
+    """RULE, USER or PRIMITIVE (no rule) for the callee of a core call."""
+    value = resolver.resolve(callee)
+    if value is None:  # a local value, or a name not bound yet: known at run time
+        return RULE if array_method(callee, resolver) is not None else USER
+    if value in TABLE:
+        return RULE
+    if target(value) is not None or is_gradient(value):
+        return USER
+    return PRIMITIVE
+
+
+def receiver(callee: cst.BaseExpression) -> str | None:
+    """The name a dotted callee starts from (`obj` in `obj.method`), None for a plain name."""
+    if not isinstance(callee, cst.Attribute):
+        return None
+    root = callee
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return root.value if isinstance(root, cst.Name) else None
+
+
+def user_calls(definition: cst.FunctionDef, active: set[str], resolver: Resolver) -> set[int]:
+    """The core statements `y = f(...)` that call a user function with a differentiable argument
+    (by id). A method of a differentiable value (`values.append(x)`) is not one: the adjoint pass
+    refuses it."""
+    found: set[int] = set()
+    for statement in _simple_statements(definition.body.body):
+        small = statement.body[0]
+        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+            continue
+        call = small.value
+        if not any(isinstance(a.value, cst.Name) and a.value.value in active for a in call.args):
+            continue
+        if receiver(call.func) in active:
+            continue
+        if classify(call.func, resolver) == USER:
+            found.add(id(statement))
+    return found
+
+
+def _simple_statements(statements):
+    for statement in statements:
+        if isinstance(statement, cst.If):
+            yield from _simple_statements(statement.body.body)
+            if statement.orelse is not None:
+                yield from _simple_statements(statement.orelse.body.body)
+        elif isinstance(statement, cst.While):
+            yield from _simple_statements(statement.body.body)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            yield statement
+
+
+@dataclass
+class Site:
+    """One call of a user function in a transformed function, as the transform saw it."""
+
+    label: str  # call_1: names its continuation after_call_1, its adapter call_1_k, its dispatcher call_1_site
+    statement: cst.SimpleStatementLine  # target = callee(arguments)
+    location: SourceLocation | None
+    callee: object | None  # what the callee named when the transform ran (None: a local value)
+    positional: int  # how many positional arguments the call passes
+    keywords: tuple[str, ...]  # the names of its keyword arguments, in order
+    active: tuple[int, ...]  # which arguments (positional, then keywords) are differentiable
+    kinds: tuple[str, ...]  # per argument, what the caller knows of it (transforms.kinds)
+
+    @property
+    def call(self) -> cst.Call:
+        return self.statement.body[0].value
+
+    @property
+    def callee_code(self) -> str:
+        return syntax.code(self.call.func)

@@ -1,0 +1,303 @@
+"""Run-time dispatch of the calls of user functions that derivative programs make.
+
+Each such call goes through one `CallSite` (the generated program's `call_N_site`, a wrapper
+parameter). Handed the called value, the caller's continuation and the call's arguments, it
+finds the Python function the value runs (`calls.target`: a function, a method with its
+instance, an object's `__call__`, a partial), binds the arguments to its parameters as Python
+would (defaults and keyword-only parameters included), and runs the function's derivative
+program, specialised for the kinds of those arguments and differentiated with respect to the
+parameters that receive differentiable values. A primitive handed as a value (`f = np.tanh`)
+runs through a one-line adapter `def tanh(x0): return primitive(x0)` transformed like any
+function, so its rule is inlined there. Programs are made on a function's first call and kept
+per site, function and kinds; a changed function or rule table is transformed again.
+
+Every call on this path is a call of a Python function with a fixed number of arguments, never
+`f(*args)`: CPython 3.11 runs those without a C stack frame, so recursion is bounded by the
+recursion limit (`cpsgrad.api.max_depth`, then DepthLimitError), never by the C stack.
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+import linecache
+import types
+
+from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
+from cpsgrad.rules.registry import TABLE
+from cpsgrad.transforms import calls, fence, source
+from cpsgrad.transforms.kinds import ANY, NUMBER
+from cpsgrad.transforms.kinds import of as kind_of
+
+_SPREAD = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+MAX_PLANS = 64  # per site; beyond it the site forgets its plans (functions made afresh on each call)
+
+
+class _Slot:
+    """Stands for the call's argument number `index` while binding to a signature."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+class Plan:
+    """How one call site's arguments reach one function's parameters, and the programs run."""
+
+    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs")
+
+    def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool):
+        self.function = function
+        self.code = function.__code__  # a changed code object is transformed again
+        self.prefix = prefix  # how many values the target binds before the call's arguments
+        self.keyword_names = keyword_names  # keyword arguments, in the order their values follow the positional ones
+        self.order = order  # per parameter: its value's index in (positional, keyword values, defaults)
+        self.defaults = defaults  # values of the parameters the call leaves to their defaults
+        self.argnums = argnums  # the parameters receiving the differentiable arguments, in the call's order
+        self.direct = direct  # the positional values are exactly the parameters
+        self.table_version = TABLE.version  # a new rule may make the callee a primitive
+        self.programs: dict = {}  # key (per parameter: its type, or its kind for a tuple or list) -> program
+
+    def fresh(self, callee_code) -> bool:
+        return self.table_version == TABLE.version and self.code is callee_code
+
+
+def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...]) -> Plan:
+    """Bind a call of `target` with `positional` positional arguments and keyword arguments
+    `keywords` (site order, then the target's own) to its parameters; TypeError as Python's."""
+    function = target.function
+    if function.__code__.co_flags & _SPREAD:
+        fence.check(source.read(function))  # raises, naming the *args or **kwargs parameter
+    own = [name for name, _ in target.keywords if name not in keywords]
+    keyword_names = (*keywords, *own)
+    count = len(target.prefix) + positional
+    slots = [_Slot(i) for i in range(count + len(keyword_names))]
+    try:
+        bound = inspect.signature(function).bind(*slots[:count], **dict(zip(keyword_names, slots[count:], strict=True)))
+    except TypeError as error:
+        raise TypeError(f"{function.__qualname__}(): {error}") from None
+    bound.apply_defaults()
+    order: list[int] = []
+    defaults: list = []
+    for name in source.parameter_names(function):
+        value = bound.arguments[name]
+        if isinstance(value, _Slot):
+            order.append(value.index)
+        else:
+            order.append(len(slots) + len(defaults))
+            defaults.append(value)
+    values = [len(target.prefix) + i if i < positional else count + keyword_names.index(keywords[i - positional]) for i in active]
+    argnums = tuple(order.index(v) for v in values)
+    direct = not keyword_names and not defaults and order == list(range(count))
+    return Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct)
+
+
+def key_of(value):
+    """What a parameter contributes to the choice of program: its type, or for a tuple or a list
+    its kind (which depends on the elements). Cheaper than `kinds.of`, and determines it."""
+    kind = type(value)
+    return kind_of(value) if kind is tuple or kind is list else kind
+
+
+_NUMBER_TYPES = (float, int, bool)
+
+
+def kinds_of_key(key: tuple) -> tuple[str, ...]:
+    return tuple(part if type(part) is str else NUMBER if part in _NUMBER_TYPES else ANY for part in key)
+
+
+class CallSite:
+    """The dispatcher of one call of a user function in a generated program; the program calls
+    `site.call(callee, k, *arguments, **keywords)`, which returns what `k` returned, then the
+    adjoints of the differentiable arguments in the call's order."""
+
+    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call")
+
+    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...]):
+        self.label = label  # the callee as the call names it, for messages
+        self.location = location
+        self.active = active  # which arguments (positional, then keywords) are differentiable
+        self.keywords = keywords
+        self.functions: dict = {}  # function -> its direct Plan, for the fast path
+        self.methods: dict = {}  # a bound method's function -> its direct Plan (the instance first)
+        self.others: dict = {}  # (function, prefix length, keyword names) -> Plan
+        self.call = _dispatcher(positional)(self) if not keywords else self.call_with_keywords
+
+    def call_with_keywords(self, callee, k, /, *arguments, **keywords):
+        return self.slow(callee, k, arguments, keywords)
+
+    def slow(self, callee, k, arguments: tuple, keywords: dict | None):
+        """Every call the fast path does not take: find the target, bind, pick the program."""
+        target = self.target(callee, len(arguments))
+        if target.keywords:
+            keywords = {**dict(target.keywords), **(keywords or {})}
+        found = self.plan(target, len(arguments))
+        values = target.prefix + arguments
+        if found.direct:
+            parameters = values
+        else:
+            every = values + tuple([keywords[name] for name in found.keyword_names]) + found.defaults
+            parameters = tuple([every[i] for i in found.order])
+        key = tuple(map(key_of, parameters))
+        program = found.programs.get(key)
+        if program is None:
+            program = found.programs[key] = self.program(found, kinds_of_key(key))
+        return _invoker(len(parameters))(program, parameters, k)
+
+    def plan(self, target: calls.Target, positional: int) -> Plan:
+        function = target.function
+        prefix = len(target.prefix)
+        names = tuple(name for name, _ in target.keywords)
+        fast = None if names else {0: self.functions, 1: self.methods}.get(prefix)
+        found = fast.get(function) if fast is not None else None
+        if found is None or found.prefix != prefix:
+            found = self.others.get((function, prefix, names))
+        if found is not None and found.fresh(function.__code__):
+            return found
+        found = plan(target, positional, self.keywords, self.active)
+        table, key = (fast, function) if found.direct and fast is not None else (self.others, (function, prefix, names))
+        if len(table) >= MAX_PLANS:
+            table.clear()
+        table[key] = found
+        return found
+
+    def program(self, found: Plan, argument_kinds: tuple[str, ...]):
+        from cpsgrad.transforms import pipeline
+
+        try:
+            return pipeline.transform(found.function, found.argnums, argument_kinds, every_parameter=True).program
+        except LocatedError as error:
+            if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
+                raise
+            raise type(error)(self.location, f"call of {self.label}", error.advice) from None
+
+    def target(self, callee, positional: int) -> calls.Target:
+        """What a called value runs, or a clear error."""
+        if callee in TABLE:
+            return calls.Target(_adapter(callee, positional, self.keywords))
+        found = calls.target(callee)
+        if found is not None:
+            return found
+        if calls.is_gradient(callee):
+            raise CpsgradError(
+                f"{self.where()}call of {self.label}: it is a cpsgrad gradient function; differentiating "
+                "through a gradient (higher-order differentiation) is not supported yet"
+            )
+        if not callable(callee):
+            raise TypeError(f"'{type(callee).__name__}' object is not callable")
+        name = _describe(callee)
+        if isinstance(callee, type):
+            raise UnsupportedError(
+                self.location, f"call of the class {name}",
+                "constructing objects from differentiable values is not supported yet; pass the values "
+                "themselves (in a tuple, a list or arrays) instead",
+            )
+        raise NoRuleError(
+            self.location, f"call of {self.label}",
+            f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}) and has no "
+            f"derivative rule; declare one with @cpsgrad.rule({name})",
+        )
+
+    def where(self) -> str:
+        return f"{self.location}: " if self.location is not None else ""
+
+
+# ---- fixed-arity code ---------------------------------------------------------------------------
+
+_DISPATCHERS: dict[int, types.FunctionType] = {}
+_INVOKERS: dict[int, types.FunctionType] = {}
+
+
+def _dispatcher(positional: int):
+    """`make(site)` -> the site's `call(callee, k, a0, ..., a{positional-1})`. Its fast path (a
+    plain function or a bound method whose plan is direct, with a program for the arguments'
+    key) is a few dict lookups and one call; anything else goes to `site.slow`."""
+    make = _DISPATCHERS.get(positional)
+    if make is None:
+        names = [f"a{i}" for i in range(positional)]
+        keys = "".join(f"                t{i} = type(a{i})\n                if t{i} is tuple or t{i} is list:\n                    t{i} = key_of(a{i})\n" for i in range(positional))
+        key = "".join(f"t{i}, " for i in range(positional))
+        arguments = "".join(f"{n}, " for n in names)
+        text = (
+            "def make(site):\n"
+            "    functions = site.functions\n"
+            "    methods = site.methods\n"
+            "    slow = site.slow\n"
+            f"    def call(callee, k, {arguments}):\n"
+            "        kind = type(callee)\n"
+            "        if kind is FUNCTION:\n"
+            "            found = functions.get(callee)\n"
+            "            if found is not None and found.table_version == TABLE.version and found.code is callee.__code__:\n"
+            f"{keys}"
+            f"                program = found.programs.get(({key}))\n"
+            "                if program is not None:\n"
+            f"                    return program({arguments}k)\n"
+            "        elif kind is METHOD:\n"
+            "            function = callee.__func__\n"
+            "            found = methods.get(function)\n"
+            "            if found is not None and found.table_version == TABLE.version and found.code is function.__code__:\n"
+            "                instance = callee.__self__\n"
+            "                t = type(instance)\n"
+            "                if t is tuple or t is list:\n"
+            "                    t = key_of(instance)\n"
+            f"{keys}"
+            f"                program = found.programs.get((t, {key}))\n"
+            "                if program is not None:\n"
+            f"                    return program(instance, {arguments}k)\n"
+            f"        return slow(callee, k, ({arguments}), None)\n"
+            "    return call\n"
+        )
+        namespace = {"FUNCTION": types.FunctionType, "METHOD": types.MethodType, "TABLE": TABLE, "key_of": key_of}
+        exec(compile(text, f"<cpsgrad dispatcher of {positional} arguments>", "exec"), namespace)  # noqa: S102
+        make = _DISPATCHERS[positional] = namespace["make"]
+    return make
+
+
+def _invoker(count: int):
+    """`invoke(program, parameters, k)` calling `program(parameters[0], ..., k)`."""
+    invoke = _INVOKERS.get(count)
+    if invoke is None:
+        spread = "".join(f"parameters[{i}], " for i in range(count))
+        text = f"def invoke(program, parameters, k):\n    return program({spread}k)\n"
+        namespace: dict = {}
+        exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
+        invoke = _INVOKERS[count] = namespace["invoke"]
+    return invoke
+
+
+def _describe(value) -> str:
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if name is None:
+        return f"a {type(value).__name__} object"
+    module = getattr(value, "__module__", None)
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+# ---- primitives handed as values ----------------------------------------------------------------
+
+_ADAPTER_FILE = "<cpsgrad adapter of "
+_ADAPTERS: dict[tuple, tuple[object, types.FunctionType]] = {}
+
+
+def _adapter(primitive, positional: int, keywords: tuple[str, ...]) -> types.FunctionType:
+    """A Python function calling `primitive` as the call does (`def call_tanh(x0): return
+    tanh(x0)`, `tanh` bound to the primitive), for its rule to be inlined into."""
+    key = (id(primitive), positional, keywords)
+    cached = _ADAPTERS.get(key)
+    if cached is not None and cached[0] is primitive:
+        return cached[1]
+    name = getattr(primitive, "__name__", "")
+    name = name if name.isidentifier() and not keyword.iskeyword(name) and name not in keywords else "primitive"
+    parameters = [f"x{i}" for i in range(positional)]
+    parameters = [p if p not in keywords and p != name else f"{p}_" for p in parameters]
+    listed = ", ".join([*parameters, *(["*", *keywords] if keywords else [])])
+    arguments = ", ".join([*parameters, *(f"{k}={k}" for k in keywords)])
+    text = f"def call_{name}({listed}):\n    return {name}({arguments})\n"
+    filename = f"{_ADAPTER_FILE}{_describe(primitive)} #{len(_ADAPTERS) + 1}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace = {name: primitive}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - a one-line call of the primitive
+    function = namespace[f"call_{name}"]
+    _ADAPTERS[key] = (primitive, function)
+    return function
