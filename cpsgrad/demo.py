@@ -50,7 +50,7 @@ def run(print_line=print, highlight=lambda text: text) -> int:
     print_line("== The user's function " + "=" * 56)
     print_line(highlight(inspect.getsource(landing_distance)))
     print_line("== What cpsgrad runs: cpsgrad show cpsgrad.demo:landing_distance --argnums 0,1,2 ==")
-    print_line(highlight(cpsgrad.show(landing_distance, argnums=(0, 1, 2))))
+    print_line(highlight(cpsgrad.show(landing_distance, argnums=(0, 1, 2), example=args)))
     value, gradient = cpsgrad.value_and_grad(landing_distance, argnums=(0, 1, 2))(*args)
     print_line("== Result " + "=" * 70)
     print_line(f"landing_distance{args} = {value:.6f} m (the original function gives {landing_distance(*args):.6f})")
