@@ -3,17 +3,20 @@
 Conventions every helper keeps:
 - an adjoint has its primal's shape and dtype (a Python float for a Python float); `0.0` is
   the symbolic zero and may stand for any shape;
-- helpers never write into their arguments: generated code never updates an adjoint in place,
-  so adjoints may alias each other freely.
+- helpers never write into their arguments, and generated code updates an adjoint in place
+  only through `accumulate`, when no other reference to it exists, so adjoints may alias each
+  other freely.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
 __all__ = [
+    "accumulate",
     "array_adjoint",
     "array_divide",
     "array_log_for_power",
@@ -62,6 +65,29 @@ __all__ = [
 ]
 
 _ndarray = np.ndarray
+
+
+_getrefcount = sys.getrefcount
+
+
+def accumulate(total, contribution):
+    """`total + contribution`, added into `total` in place when nothing else can see that array:
+    its only references are the generated code's variable and this call's (CPython's reference
+    count says so exactly, as numpy's own temporary elision uses it), it owns its memory, and
+    nothing broadcasts. A sum of many array contributions (a parameter's adjoint over a loop or
+    a recursion) then allocates once. Shared adjoints are never changed: they get a new array."""
+    if (
+        type(total) is _ndarray
+        and type(contribution) is _ndarray
+        and _getrefcount(total) == 3  # the caller's variable, this parameter, getrefcount's argument
+        and total.base is None
+        and total.shape == contribution.shape
+        and total.dtype is contribution.dtype
+        and total.flags.writeable
+    ):
+        total += contribution
+        return total
+    return total + contribution
 
 
 def unbroadcast(adjoint, like):
@@ -131,7 +157,7 @@ def index_adjoint(container, index, adjoint):
 
     Arrays take any numpy index (ints, slices, tuples, integer arrays, boolean masks); integer
     arrays that repeat a position add up, as the chain rule says. Tuples and lists take an int
-    or a slice.
+    or a slice; dicts a key (a `DictAdjoint` holding the one entry).
     """
     if type(container) is _ndarray:
         result = np.zeros(container.shape, container.dtype)
@@ -140,8 +166,10 @@ def index_adjoint(container, index, adjoint):
         else:
             np.add.at(result, index, adjoint)
         return result
-    from cpsgrad.runtime import one_hot
+    from cpsgrad.runtime import DictAdjoint, one_hot
 
+    if isinstance(container, dict):
+        return DictAdjoint({index: adjoint})
     return one_hot(container, index, adjoint)
 
 

@@ -558,8 +558,8 @@ class Generator:
         current = defined.get(adjoint)
         if current == adjoint and self.holds_number(adjoint):
             lines.append(f"{pad}{adjoint} += {expression}")
-        elif current == adjoint:  # never in place: an array adjoint may be shared with another
-            lines.append(f"{pad}{adjoint} = {adjoint} + {expression}")
+        elif current == adjoint:  # in place only where nothing else holds the array (an adjoint may be shared)
+            lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate({adjoint}, {expression})")
         elif current is not None:
             lines.append(f"{pad}{adjoint} = {current} + {expression}")
             defined[adjoint] = adjoint
