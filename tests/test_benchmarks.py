@@ -25,3 +25,13 @@ def test_rnn_benchmark_quick_run_agrees_with_hand_written_gradient():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "| min-char-rnn, V=" in result.stdout
     assert "ERROR" not in result.stdout and "WRONG" not in result.stdout
+
+
+def test_tree_benchmark_quick_run_agrees_with_hand_written_gradient():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "tree.py"), "--quick", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "| binary Tree-LSTM, 25 leaves" in result.stdout
+    assert "ERROR" not in result.stdout and "WRONG" not in result.stdout
