@@ -1,0 +1,78 @@
+"""`cpsgrad_runtime.accumulate`: in place only when nothing else can see the array."""
+
+import numpy as np
+import pytest
+
+import cpsgrad
+from cpsgrad.runtime_arrays import accumulate
+
+
+def test_an_array_held_only_by_the_caller_is_added_in_place():
+    total = np.zeros(3) + 1.0
+    identity = id(total)
+    total = accumulate(total, np.ones(3))
+    assert id(total) == identity
+    np.testing.assert_array_equal(total, [2.0, 2.0, 2.0])
+
+
+def test_a_shared_array_is_never_changed():
+    total = np.zeros(3) + 1.0
+    shared = total
+    result = accumulate(total, np.ones(3))
+    np.testing.assert_array_equal(shared, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(result, [2.0, 2.0, 2.0])
+
+
+def test_views_broadcasting_and_dtype_changes_are_added_out_of_place():
+    base = np.zeros((2, 3))
+    view = base[0]
+    result = accumulate(view, np.ones(3))
+    assert result is not view and not base.any()
+    total = np.zeros(3)
+    widened = accumulate(total, np.ones((2, 3)))
+    assert widened.shape == (2, 3)
+    single = np.zeros(3, np.float32)
+    mixed = accumulate(single, np.ones(3))
+    assert mixed.dtype == np.float64 and not single.any()
+
+
+def shared_adjoints(x, y):
+    z = x + y  # z's adjoint reaches x and y as the same array
+    w = z * 2.0
+    s = z + x
+    return np.sum(w * s) + np.sum(x * y)
+
+
+def test_gradients_with_shared_adjoints_are_right():
+    x, y = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
+    dx, dy = cpsgrad.grad(shared_adjoints, argnums=(0, 1))(x, y)
+    z = x + y
+    # d/dx sum(2z * (z + x)) = 2(z + x) + 2z + 2z ... written out:
+    expected_dx = 2.0 * (z + x) + 2.0 * z * 2.0 + y
+    expected_dy = 2.0 * (z + x) + 2.0 * z + x
+    np.testing.assert_allclose(dx, expected_dx)
+    np.testing.assert_allclose(dy, expected_dy)
+    assert dx is not dy
+
+
+@pytest.mark.parametrize("steps", [1, 5])
+def test_loop_carried_adjoints_accumulate_right(steps):
+    gradient = cpsgrad.grad(loop_sum, argnums=(0, 1))
+    W, h = np.eye(2) * 0.5, np.array([1.0, 2.0])
+    dW, _ = gradient(W, h, steps)
+    eps = 1e-6
+    numeric = np.zeros_like(W)
+    for index in np.ndindex(W.shape):
+        plus, minus = W.copy(), W.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        numeric[index] = (loop_sum(plus, h, steps) - loop_sum(minus, h, steps)) / (2 * eps)
+    np.testing.assert_allclose(dW, numeric, rtol=1e-6, atol=1e-9)
+
+
+def loop_sum(W, h, steps):
+    total = 0.0
+    for _ in range(steps):
+        h = np.tanh(W @ h)
+        total = total + np.sum(h)
+    return total
