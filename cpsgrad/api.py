@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import inspect
 import numbers
@@ -51,8 +53,10 @@ def _reset(value):
     return value, 1.0
 
 
-def _check_differentiable(name: str, value) -> None:
-    """Differentiated arguments are floats: Python floats, numpy floating scalars and arrays."""
+def _check_differentiable(name: str, value, nested: bool = False) -> None:
+    """Differentiated arguments are floats (Python floats, numpy floating scalars and arrays) or
+    containers of them: dicts, tuples, lists, NamedTuples and dataclass instances, nested (a
+    None inside a container is allowed, and gets None as its gradient)."""
     if type(value) is float:
         return
     if isinstance(value, np.ndarray):
@@ -64,10 +68,35 @@ def _check_differentiable(name: str, value) -> None:
         )
     if isinstance(value, np.floating):
         return
+    parts = _parts(value)
+    if parts is not None:
+        for label, part in parts:
+            _check_differentiable(name + label, part, True)
+        return
+    if value is None and nested:
+        return
     if isinstance(value, (bool, numbers.Integral)) or not isinstance(value, numbers.Real):
         kind = type(value).__name__
-        advice = f"pass {name}=float({value!r})" if isinstance(value, numbers.Integral) else "pass a float or a float array"
+        if nested:
+            advice = "make it a float, or keep it out of the differentiated argument"
+        elif isinstance(value, numbers.Integral):
+            advice = f"pass {name}=float({value!r})"
+        else:
+            advice = "pass a float, a float array, or a dict, tuple, list, NamedTuple or dataclass of them"
         raise ArgumentError(f"cannot differentiate with respect to {name}: it is {kind} {value!r}, not a float; {advice}")
+
+
+def _parts(value) -> list | None:
+    """(label, part) for each part of a differentiable container, or None for anything else."""
+    if isinstance(value, dict):
+        return [(f"[{key!r}]", part) for key, part in value.items()]
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return [(f".{field}", part) for field, part in zip(type(value)._fields, value, strict=True)]
+    if isinstance(value, (tuple, list)):
+        return [(f"[{position}]", part) for position, part in enumerate(value)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f".{field.name}", getattr(value, field.name)) for field in dataclasses.fields(value)]
+    return None
 
 
 class _DeepCalls:
@@ -97,7 +126,8 @@ _deep = _DeepCalls()
 
 
 def _as_gradient(argument, adjoint):
-    """The gradient of one argument, in the argument's own type, shape and dtype."""
+    """The gradient of one argument, in the argument's own type, shape and dtype; a container's
+    in the same structure (zeros for the parts nothing read)."""
     if type(argument) is float:
         return adjoint if type(adjoint) is float else float(adjoint)
     if type(argument) is np.ndarray:
@@ -108,22 +138,61 @@ def _as_gradient(argument, adjoint):
         return adjoint
     if isinstance(argument, np.floating):
         return argument.dtype.type(adjoint)
+    if argument is None:
+        return None
+    if isinstance(argument, dict):
+        found = adjoint if isinstance(adjoint, dict) else {}
+        values = {key: _as_gradient(part, found.get(key, 0.0)) for key, part in argument.items()}
+        if type(argument) is dict:
+            return values
+        gradient = copy.copy(argument)  # OrderedDict, defaultdict, ...: the same type
+        gradient.clear()
+        gradient.update(values)
+        return gradient
+    if isinstance(argument, (tuple, list)):
+        found = adjoint if isinstance(adjoint, tuple) else (0.0,) * len(argument)
+        values = [_as_gradient(part, part_adjoint) for part, part_adjoint in zip(argument, found, strict=True)]
+        if isinstance(argument, tuple) and hasattr(type(argument), "_fields"):
+            return type(argument)._make(values)
+        return tuple(values) if isinstance(argument, tuple) else values
+    if dataclasses.is_dataclass(argument) and not isinstance(argument, type):
+        found = adjoint if isinstance(adjoint, dict) else {}
+        gradient = copy.copy(argument)
+        for field in dataclasses.fields(argument):
+            object.__setattr__(gradient, field.name, _as_gradient(getattr(argument, field.name), found.get(field.name, 0.0)))
+        return gradient
     return adjoint
 
 
+def _unshared(gradient, seen: set[int]):
+    """`gradient` with every array that an earlier part (or gradient) holds copied."""
+    if isinstance(gradient, np.ndarray):
+        if id(gradient) in seen:
+            return gradient.copy()
+        seen.add(id(gradient))
+        return gradient
+    if isinstance(gradient, dict):
+        for key, part in gradient.items():
+            gradient[key] = _unshared(part, seen)
+    elif isinstance(gradient, list):
+        gradient[:] = [_unshared(part, seen) for part in gradient]
+    elif isinstance(gradient, tuple) and gradient:
+        parts = [_unshared(part, seen) for part in gradient]
+        if any(a is not b for a, b in zip(parts, gradient, strict=True)):
+            gradient = type(gradient)._make(parts) if hasattr(type(gradient), "_fields") else tuple(parts)
+    elif dataclasses.is_dataclass(gradient) and not isinstance(gradient, type):
+        for field in dataclasses.fields(gradient):
+            object.__setattr__(gradient, field.name, _unshared(getattr(gradient, field.name), seen))
+    return gradient
+
+
 def _gradients(args: tuple, positions: tuple[int, ...], adjoints) -> tuple:
-    """Gradients conformed to their arguments; arrays never shared between two gradients."""
+    """Gradients conformed to their arguments; arrays never shared between two gradients (or
+    two parts of one)."""
     gradients = tuple(_as_gradient(args[p], a) for p, a in zip(positions, adjoints, strict=True))
-    if len(gradients) > 1:
+    if len(gradients) > 1 or not isinstance(gradients[0], (float, np.ndarray, np.floating)):
         seen: set[int] = set()
-        fresh = []
-        for gradient in gradients:
-            if isinstance(gradient, np.ndarray):
-                if id(gradient) in seen:
-                    gradient = gradient.copy()
-                seen.add(id(gradient))
-            fresh.append(gradient)
-        gradients = tuple(fresh)
+        gradients = tuple(_unshared(gradient, seen) for gradient in gradients)
     return gradients
 
 

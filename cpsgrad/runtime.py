@@ -6,6 +6,7 @@ Generated code refers to this module as `cpsgrad_runtime`. It holds no state.
 from __future__ import annotations
 
 import builtins  # noqa: F401  (generated code reads builtins here when the user shadows them)
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -40,6 +41,170 @@ class SequenceAdjoint(tuple):
 
     def __repr__(self) -> str:
         return f"SequenceAdjoint({tuple(self)!r})"
+
+
+class DictAdjoint(dict):
+    """The adjoint of a dict (or of a dataclass's fields): one adjoint per key read; a key that
+    is absent stands for zeros, and `0.0` stands for all zeros.
+
+    `+` merges, adding the adjoints of the keys both sides hold, and `0.0 + adjoint` is the
+    adjoint. Generated code never changes one in place (`+` builds a new one).
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if isinstance(other, DictAdjoint):
+            if not other:
+                return self
+            if not self:
+                return other
+            merged = DictAdjoint(self)
+            for key, value in other.items():
+                merged[key] = merged[key] + value if key in merged else value
+            return merged
+        if isinstance(other, (int, float)) and other == 0:
+            return self
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __repr__(self) -> str:
+        return f"DictAdjoint({dict(self)!r})"
+
+
+def entry(adjoint, key):
+    """The adjoint of the value stored under `key` in a dict whose adjoint is `adjoint`."""
+    if isinstance(adjoint, DictAdjoint):
+        return adjoint.get(key, 0.0)
+    return 0.0
+
+
+def display_entry(adjoint, keys: tuple, position: int):
+    """`entry` for element `position` of a dict display `{k0: v0, k1: v1, ...}` whose keys are
+    known only at run time: a key repeated later in the display was overwritten (zero adjoint)."""
+    key = keys[position]
+    if any(later == key for later in keys[position + 1:]):
+        return 0.0
+    return entry(adjoint, key)
+
+
+def values_adjoint(container, adjoint):
+    """The adjoint of a dict from that of `tuple(container.values())` (`for v in d.values()`)."""
+    _require_dict(container, "values")
+    if isinstance(adjoint, SequenceAdjoint):
+        return DictAdjoint(zip(container, adjoint, strict=True))
+    return 0.0
+
+
+def items_adjoint(container, adjoint):
+    """The adjoint of a dict from that of `tuple(container.items())`: each pair's second part."""
+    _require_dict(container, "items")
+    if isinstance(adjoint, SequenceAdjoint):
+        return DictAdjoint((key, item(pair, 1)) for key, pair in zip(container, adjoint, strict=True))
+    return 0.0
+
+
+def get_adjoint(container, key, adjoint):
+    """The adjoint of a dict from that of `container.get(key, default)` (a missing key: zero)."""
+    _require_dict(container, "get")
+    return DictAdjoint({key: adjoint}) if key in container else 0.0
+
+
+def get_default_adjoint(container, key, adjoint):
+    """The adjoint of the default of `container.get(key, default)`: the result's when key is missing."""
+    return 0.0 if key in container else adjoint
+
+
+def _require_dict(container, method: str) -> None:
+    if not isinstance(container, dict):
+        raise UnsupportedError(
+            None, f"method call .{method}() of a {type(container).__name__}",
+            f"cpsgrad differentiates .{method}() of dicts only; call it on a dict",
+        )
+
+
+def attribute_adjoint(value, name: str, adjoint):
+    """The adjoint of a NamedTuple or a dataclass instance when only its field `name` was read:
+    a `SequenceAdjoint` for a NamedTuple (its fields in order), a `DictAdjoint` of field names
+    for a dataclass."""
+    fields = getattr(type(value), "_fields", None)
+    if isinstance(value, tuple) and fields is not None:
+        parts = [0.0] * len(value)
+        parts[fields.index(name)] = adjoint
+        return SequenceAdjoint(parts)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and name in _field_names(type(value)):
+        return DictAdjoint({name: adjoint})
+    raise UnsupportedError(
+        None, f"attribute .{name} of a differentiable {type(value).__name__}",
+        "cpsgrad differentiates attribute reads of NamedTuples, dataclass instances (their fields) "
+        "and numpy arrays only; pass the value itself, or a tuple or dict of values",
+    )
+
+
+def _field_names(kind: type) -> frozenset:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = frozenset(f.name for f in dataclasses.fields(kind))
+    return names
+
+
+_FIELD_NAMES: dict[type, frozenset] = {}
+
+
+def construct(kind: type, positional: tuple, keywords: tuple, names: tuple):
+    """`kind(*positional, **dict(zip(names, keywords)))`: a NamedTuple or dataclass built
+    from differentiable values (the call's form in derivative programs)."""
+    return kind(*positional, **dict(zip(names, keywords, strict=True)))
+
+
+def constructed_positional(kind: type, count: int, adjoint) -> SequenceAdjoint | float:
+    """The adjoints of the first `count` positional arguments of `kind(...)` from the instance's."""
+    if not isinstance(adjoint, (SequenceAdjoint, DictAdjoint)):
+        return 0.0
+    fields = kind._fields if hasattr(kind, "_fields") else [f.name for f in dataclasses.fields(kind) if f.init]
+    return SequenceAdjoint([_field_adjoint(kind, adjoint, fields[i]) for i in range(count)])
+
+
+def constructed_keywords(kind: type, names: tuple, adjoint) -> SequenceAdjoint | float:
+    """The adjoints of the keyword arguments `names` of `kind(...)` from the instance's."""
+    if not isinstance(adjoint, (SequenceAdjoint, DictAdjoint)):
+        return 0.0
+    return SequenceAdjoint([_field_adjoint(kind, adjoint, name) for name in names])
+
+
+def _field_adjoint(kind: type, adjoint, name: str):
+    if isinstance(adjoint, SequenceAdjoint):  # a NamedTuple's: its fields in order
+        return adjoint[kind._fields.index(name)]
+    return adjoint.get(name, 0.0)
+
+
+def appended(items: list, value) -> list:
+    """`items.append(value)` as a new list (cpsgrad's form of an append to a list that nothing
+    else refers to: see transforms/normalize.py)."""
+    return [*items, value]
+
+
+def appended_adjoint(items: list, adjoint):
+    """The adjoint of `items` from that of `appended(items, value)`: all but the last element's."""
+    if isinstance(adjoint, SequenceAdjoint):
+        return SequenceAdjoint(adjoint[: len(items)])
+    return 0.0
+
+
+def removed(items: list, index) -> list:
+    """`items` without `items[index]` (cpsgrad's form of `items.pop(index)`; the element itself
+    is read first as `items[index]`, which raises IndexError as pop would)."""
+    position = range(len(items))[index]
+    return [*items[:position], *items[position + 1:]]
+
+
+def removed_adjoint(items: list, index, adjoint):
+    """The adjoint of `items` from that of `removed(items, index)`: a zero where the element was."""
+    if not isinstance(adjoint, SequenceAdjoint):
+        return 0.0
+    position = range(len(items))[index]
+    return SequenceAdjoint([*adjoint[:position], 0.0, *adjoint[position:]])
 
 
 def item(adjoint, position: int):

@@ -10,6 +10,7 @@ whose output adjoint is zero is skipped. Branches merge their adjoints before th
 
 from __future__ import annotations
 
+import ast
 import builtins
 from dataclasses import dataclass, field
 
@@ -46,7 +47,7 @@ class _Frame:
 class _Backward:
     """What the backward of one forward statement needs."""
 
-    kind: str  # "rule" | "copy" | "display" | "index" | "unpack"
+    kind: str  # "rule" | "copy" | "display" | "dict" | "attribute" | "index" | "unpack"
     target: str | list[str]
     sources: list  # renamed atoms
     rule: Rule | None = None
@@ -284,6 +285,9 @@ class Generator:
         program's other adjoints into the opaque result the callee passes back."""
         pad = "    " * depth
         value = self.rename(tail.statement.body[0].value, frame)
+        # the adjoints of the arguments, found before the result's new version hides them (h = f(h))
+        sources = [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
+        sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
         extras: list[str] = []
         if tail.continuation is None:  # the rest just returns the result
             handed = self.k
@@ -309,8 +313,7 @@ class Generator:
         # (positional, then keywords); one already defined is received apart, then added
         received: list[str] = []
         added: list[tuple[str, str]] = []
-        for argument in [a.value for a in value.args if a.keyword is None] + [a.value for a in value.args if a.keyword is not None]:
-            adjoint = self.active_source(argument, frame)
+        for adjoint in sources:
             if adjoint is None:
                 continue
             if adjoint in extras or adjoint in received:
@@ -482,13 +485,17 @@ class Generator:
         if isinstance(value, cst.Attribute):  # x.T: the attribute's rule, with x as its argument
             descriptor = getattr(np.ndarray, value.attr.value, None)
             label = f".{value.attr.value}"
-            if descriptor is None or descriptor not in TABLE:
+            if descriptor is None:  # p.W: a field of a NamedTuple or a dataclass instance
+                return _Backward("attribute", "", [value.value], extra={"name": value.attr.value})
+            if descriptor not in TABLE:
                 self.fail(statement, f"attribute {syntax.code(original)} of a differentiable value", f"no derivative rule for the attribute {label}; cpsgrad knows numpy arrays' attributes (T, shape, ...)", NoRuleError)
             return self.rule_record(statement, descriptor, label, [value.value], {})
         if syntax.is_atom(value):
             return _Backward("copy", "", [value])
         if isinstance(value, (cst.Tuple, cst.List)):
             return _Backward("display", "", [e.value for e in value.elements])
+        if isinstance(value, cst.Dict):
+            return _Backward("dict", "", [e.value for e in value.elements], extra={"keys": [e.key for e in value.elements]})
         if isinstance(value, cst.Subscript):
             return _Backward("index", "", [value.value], extra={"index": [e.slice for e in value.slice]})
         if isinstance(value, cst.BinaryOperation):
@@ -509,8 +516,9 @@ class Generator:
         return None
 
     def method(self, callee: cst.BaseExpression):
-        """The numpy array method a call `x.name(...)` of a local value `x` stands for, if any."""
-        return calls.array_method(callee, self.resolver)
+        """The numpy array method (or, for a name arrays lack, the dict method) a call
+        `x.name(...)` of a differentiable local value `x` stands for, if any."""
+        return calls.array_method(callee, self.resolver) or calls.container_method(callee, self.resolver)
 
     def callee(self, statement, callee: cst.BaseExpression):
         """The primitive a call of a differentiable value names, or a clear error."""
@@ -519,7 +527,7 @@ class Generator:
             return primitive
         label = syntax.code(callee)
         if isinstance(callee, cst.Attribute) and syntax.dotted_name(callee.value) is not None and self.resolver.resolve(callee.value) is None:
-            self.fail(statement, f"method call {label}", "methods of differentiable values other than numpy arrays' (append, pop, extend, ...) are not supported yet; build a new tuple or list instead", UnsupportedError)
+            self.fail(statement, f"method call {label}", _METHOD_ADVICE, UnsupportedError)
         self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value only through its receiver; pass the value as an argument", NoRuleError)
 
     def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
@@ -595,6 +603,26 @@ class Generator:
                 source = record.source(element)
                 if source is not None:
                     self.accumulate(source, f"{_RUNTIME}.item({output}, {position})", defined, pad, lines)
+        elif record.kind == "dict":
+            keys = record.extra["keys"]
+            constants = _constant_values(keys)
+            for position, element in enumerate(record.sources):
+                source = record.source(element)
+                if source is None:
+                    continue
+                if constants is None:
+                    listed = ", ".join(syntax.code(k) for k in keys)
+                    expression = f"{_RUNTIME}.display_entry({output}, ({listed},), {position})"
+                elif constants[position] in constants[position + 1:]:
+                    continue  # a later entry overwrote this one
+                else:
+                    expression = f"{_RUNTIME}.entry({output}, {syntax.code(keys[position])})"
+                self.accumulate(source, expression, defined, pad, lines)
+        elif record.kind == "attribute":
+            source = record.source(record.sources[0])
+            if source is not None:
+                expression = f"{_RUNTIME}.attribute_adjoint({syntax.code(record.sources[0])}, {record.extra['name']!r}, {output})"
+                self.accumulate(source, expression, defined, pad, lines)
         elif record.kind == "index":
             container = record.sources[0]
             source = record.source(container)
@@ -673,6 +701,13 @@ class Generator:
         return aliases
 
 
+_METHOD_ADVICE = (
+    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and "
+    "append and pop of a list the function builds itself (a display or list(...)) that is not a "
+    "parameter and that no other name, container or user function sees before them; other methods "
+    "(extend, insert, sort, ...) are not supported yet: build a new tuple or list instead"
+)
+
 _TEMPLATE_READS: dict[int, tuple[Rule, list[str]]] = {}
 
 
@@ -704,12 +739,27 @@ def _slice_code(index: cst.Slice) -> str:
     return f"slice({', '.join(parts)})"
 
 
+def _constant_values(keys: list) -> list | None:
+    """The values of a dict display's keys when all are literals, else None."""
+    values = []
+    for key in keys:
+        if not syntax.is_constant(key):
+            return None
+        try:
+            values.append(ast.literal_eval(syntax.code(key)))
+        except (ValueError, SyntaxError):
+            return None
+    return values
+
+
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(value, cst.Attribute):  # x.T reads x (math.pi reads nothing local: not a Name)
         return [value.value]
     if syntax.is_atom(value):
         return [value]
     if isinstance(value, (cst.Tuple, cst.List)):
+        return [e.value for e in value.elements]
+    if isinstance(value, cst.Dict):  # keys are not differentiable
         return [e.value for e in value.elements]
     if isinstance(value, cst.Subscript):
         return [value.value]
@@ -759,7 +809,7 @@ def _block_reads(block: Block | None) -> tuple[set[str], set[str]]:
     return names, targets
 
 
-_SEQUENCE_BUILDERS = (list, tuple, sorted, reversed, zip, enumerate, range, runtime.as_sequence)
+_SEQUENCE_BUILDERS = (list, tuple, sorted, reversed, zip, enumerate, range, runtime.as_sequence, runtime.appended, runtime.removed)
 
 
 def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str]:

@@ -13,6 +13,7 @@ even where written in Python: a rule or an error, never their source transformed
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 from dataclasses import dataclass
@@ -67,6 +68,16 @@ def target(value) -> Target | None:
     return None
 
 
+def constructible(value) -> bool:
+    """A NamedTuple class or a dataclass without `__post_init__`: constructing one from
+    differentiable values is differentiated (its fields are exactly the values passed)."""
+    if not isinstance(value, type):
+        return False
+    if issubclass(value, tuple) and hasattr(value, "_fields"):
+        return True
+    return dataclasses.is_dataclass(value) and not hasattr(value, "__post_init__")
+
+
 def _library(function: types.FunctionType) -> bool:
     module = getattr(function, "__module__", None) or ""
     return module.split(".", 1)[0] in LIBRARIES
@@ -82,6 +93,21 @@ def array_method(callee: cst.BaseExpression, resolver: Resolver):
     return method if method is not None and method in TABLE else None
 
 
+#: Methods of dicts that a call `d.name(...)` of a differentiable local value `d` is bound to
+#: (as `dict.name(d, ...)`), where numpy arrays have no method of that name.
+CONTAINER_METHODS = {"values": dict.values, "items": dict.items, "keys": dict.keys, "get": dict.get}
+
+
+def container_method(callee: cst.BaseExpression, resolver: Resolver):
+    """The dict method a call `d.name(...)` of a local value `d` stands for, if any."""
+    if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
+        return None
+    if resolver.resolve(callee) is not None or resolver.resolve(callee.value) is not None:
+        return None
+    method = CONTAINER_METHODS.get(callee.attr.value)
+    return method if method is not None and method in TABLE else None
+
+
 def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
     """RULE, USER or PRIMITIVE (no rule) for the callee of a core call."""
     value = resolver.resolve(callee)
@@ -89,7 +115,7 @@ def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
         return RULE if array_method(callee, resolver) is not None else USER
     if value in TABLE:
         return RULE
-    if target(value) is not None or is_gradient(value):
+    if target(value) is not None or is_gradient(value) or constructible(value):
         return USER
     return PRIMITIVE
 

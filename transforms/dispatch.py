@@ -176,6 +176,9 @@ class CallSite:
         """What a called value runs, or a clear error."""
         if callee in TABLE:
             return calls.Target(_adapter(callee, positional, self.keywords))
+        method = _unbound_method(callee)
+        if method is not None:  # d.get(k, x) of a dict: the rule of dict.get, called as (d, k, x)
+            return calls.Target(_adapter(method, positional + 1, self.keywords), (callee.__self__,))
         found = calls.target(callee)
         if found is not None:
             return found
@@ -187,11 +190,14 @@ class CallSite:
         if not callable(callee):
             raise TypeError(f"'{type(callee).__name__}' object is not callable")
         name = _describe(callee)
+        if calls.constructible(callee):
+            return calls.Target(_constructor(callee, positional, self.keywords))
         if isinstance(callee, type):
             raise UnsupportedError(
                 self.location, f"call of the class {name}",
-                "constructing objects from differentiable values is not supported yet; pass the values "
-                "themselves (in a tuple, a list or arrays) instead",
+                "constructing objects other than NamedTuples and dataclasses (without __post_init__) from "
+                "differentiable values is not supported yet; pass the values themselves (in a tuple, a "
+                "dict, a list or arrays) instead",
             )
         raise NoRuleError(
             self.location, f"call of {self.label}",
@@ -266,6 +272,17 @@ def _invoker(count: int):
     return invoke
 
 
+def _unbound_method(callee):
+    """For a builtin method bound to an object (`d.get`), the type's method if it has a rule."""
+    if not isinstance(callee, types.BuiltinMethodType) or isinstance(callee.__self__, types.ModuleType) or callee.__self__ is None:
+        return None
+    method = getattr(type(callee.__self__), callee.__name__, None)
+    try:
+        return method if method is not None and method in TABLE else None
+    except TypeError:
+        return None
+
+
 def _describe(value) -> str:
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     if name is None:
@@ -300,4 +317,30 @@ def _adapter(primitive, positional: int, keywords: tuple[str, ...]) -> types.Fun
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - a one-line call of the primitive
     function = namespace[f"call_{name}"]
     _ADAPTERS[key] = (primitive, function)
+    return function
+
+
+def _constructor(kind: type, positional: int, keywords: tuple[str, ...]) -> types.FunctionType:
+    """A Python function constructing a NamedTuple or dataclass `kind` as the call does
+    (`def construct_Linear(x0, x1): return construct(kind, (x0, x1), (), ())`), for the rule
+    of `cpsgrad_runtime.construct` to be inlined into."""
+    from cpsgrad import runtime
+
+    key = (id(kind), positional, keywords, "construct")
+    cached = _ADAPTERS.get(key)
+    if cached is not None and cached[0] is kind:
+        return cached[1]
+    parameters = [f"x{i}" for i in range(positional)]
+    parameters = [p if p not in keywords else f"{p}_" for p in parameters]
+    listed = ", ".join([*parameters, *(["*", *keywords] if keywords else [])])
+    packed = "".join(f"{p}, " for p in parameters)
+    given = "".join(f"{k}, " for k in keywords)
+    names = "".join(f"{k!r}, " for k in keywords)
+    text = f"def construct_{kind.__name__}({listed}):\n    return construct(kind, ({packed}), ({given}), ({names}))\n"
+    filename = f"{_ADAPTER_FILE}{_describe(kind)} #{len(_ADAPTERS) + 1}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace = {"construct": runtime.construct, "kind": kind}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - one call of the constructor
+    function = namespace[f"construct_{kind.__name__}"]
+    _ADAPTERS[key] = (kind, function)
     return function

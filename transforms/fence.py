@@ -34,7 +34,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
     cst.NamedExpr: ("assignment expression (:=)", "assign on a line of its own"),
-    cst.Dict: ("dict display", "dicts are not differentiable values yet; use separate variables or a tuple"),
     cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
     cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
     cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import naming, syntax
+from cpsgrad.transforms import lists, naming, syntax
 from cpsgrad.transforms.naming import Namer, names_in
+from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
 
 _AUGMENTED = {
@@ -62,7 +63,9 @@ class _Normalizer:
         self.globals = source.function.__globals__
         self.reassigned = _assigned_names(source.definition)
         params = source.definition.params
-        self.locals = self.reassigned | {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        parameters = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        self.locals = self.reassigned | parameters
+        self.lists = lists.functional_lists(source.definition, parameters, Resolver(source.function, self.locals))
 
     def run(self) -> Normalized:
         definition = self.source.definition
@@ -118,7 +121,8 @@ class _Normalizer:
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)) or syntax.is_atom(node.value):
                 return  # docstrings and bare names do nothing
             value = self.simple(node.value, out)
-            self.emit(out, cst.SimpleStatementLine([cst.Expr(value)]), node)
+            if not syntax.is_atom(value):  # xs.append(v) became an assignment, its value None
+                self.emit(out, cst.SimpleStatementLine([cst.Expr(value)]), node)
         elif isinstance(node, cst.Return):
             value = cst.Name("None") if node.value is None else self.atom(node.value, out)
             self.emit(out, cst.SimpleStatementLine([cst.Return(value)]), node)
@@ -378,6 +382,9 @@ class _Normalizer:
         if isinstance(node, (cst.Tuple, cst.List)):
             elements = [cst.Element(self.atom(e.value, out)) for e in node.elements]
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
+        if isinstance(node, cst.Dict):  # keys and values in the order Python evaluates them
+            pairs = [(self.atom(e.key, out), self.atom(e.value, out)) for e in node.elements]
+            return cst.Dict([cst.DictElement(key, value) for key, value in pairs])
         if isinstance(node, cst.Attribute):  # attribute of a computed value
             return cst.Attribute(self.atom(node.value, out), node.attr)
         if isinstance(node, cst.Ellipsis):
@@ -390,8 +397,10 @@ class _Normalizer:
         parts = {part: getattr(node, part) for part in ("lower", "upper", "step")}
         return cst.Slice(**{part: None if value is None else self.atom(value, out) for part, value in parts.items()})
 
-    def call(self, node: cst.Call, out: list) -> cst.Call:
+    def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
         callee = node.func
+        if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value in self.lists and callee.attr.value in lists.MUTATIONS:
+            return self.list_mutation(callee.value, callee.attr.value, node, out)
         if syntax.dotted_name(callee) is None or self.local_attribute(callee):
             if isinstance(callee, cst.Attribute):
                 callee = cst.Attribute(self.atom(callee.value, out), callee.attr)
@@ -405,6 +414,20 @@ class _Normalizer:
             packed = self.temporary_value(cst.Tuple([cst.Element(a.value) for a in positional]), out, node)
             arguments = [cst.Arg(packed)]
         return cst.Call(callee, arguments)
+
+    def list_mutation(self, items: cst.Name, method: str, node: cst.Call, out: list) -> cst.BaseExpression:
+        """`xs.append(v)` -> `xs = cpsgrad_runtime.appended(xs, v)` (the call's value: None);
+        `xs.pop(i)` -> `t = xs[i]; xs = cpsgrad_runtime.removed(xs, i)` (the value: t), for a
+        list nothing else refers to (transforms/lists.py)."""
+        arguments = [self.atom(a.value, out) for a in node.args]
+        helper = cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("appended" if method == "append" else "removed"))
+        if method == "append":
+            self.emit(out, syntax.assign(items.value, cst.Call(helper, [cst.Arg(items), cst.Arg(arguments[0])])), node)
+            return cst.Name("None")
+        index = arguments[0] if arguments else cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+        element = self.temporary_value(cst.Subscript(items, [cst.SubscriptElement(cst.Index(index))]), out, node)
+        self.emit(out, syntax.assign(items.value, cst.Call(helper, [cst.Arg(items), cst.Arg(index)])), node)
+        return element
 
     def boolean(self, node: cst.BooleanOperation, out: list) -> cst.Name:
         result = self.namer.temporary()

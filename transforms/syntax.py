@@ -105,6 +105,10 @@ def _read(node: cst.CSTNode, found: list[str]) -> None:
     elif isinstance(node, (cst.Tuple, cst.List)):
         for element in node.elements:
             _read(element.value, found)
+    elif isinstance(node, cst.Dict):
+        for element in node.elements:
+            _read(element.key, found)
+            _read(element.value, found)
     elif isinstance(node, cst.Subscript):
         _read(node.value, found)
         for element in node.slice:

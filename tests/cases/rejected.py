@@ -67,8 +67,8 @@ def uses_walrus(x):
     return x
 
 
-def uses_dict(x):
-    table = {"a": x}
+def uses_dict_unpacking(x):
+    table = {**DEFAULTS, "a": x}
     return table["a"]
 
 
@@ -110,6 +110,8 @@ async def uses_async(x):
 
 
 # function name -> (construct named in the message, line of the construct relative to the def)
+DEFAULTS = {"b": 1.0}
+
 REJECTED = {
     "uses_try": ("try statement", 1),
     "uses_with": ("with statement", 1),
@@ -123,7 +125,7 @@ REJECTED = {
     "uses_generator": ("generator expression", 1),
     "uses_import": ("import statement", 1),
     "uses_walrus": ("assignment expression (:=)", 1),
-    "uses_dict": ("dict display", 1),
+    "uses_dict_unpacking": ("starred expression", 1),
     "uses_item_assignment": ("assignment into an element (x[i] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),
     "uses_starred": ("starred assignment target", 1),

@@ -1,0 +1,70 @@
+"""Rules for containers as differentiable values: dict methods, and the functional forms of
+`list.append` and `list.pop` that normalize writes for lists nothing else refers to.
+
+Methods of dicts are bound like numpy arrays' methods: `d.values()` is the rule of `dict.values`
+called as `(d)`. A dict's adjoint is a `cpsgrad_runtime.DictAdjoint` (one adjoint per key read).
+"""
+
+# Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
+# ruff: noqa: F821, F841
+from __future__ import annotations
+
+from cpsgrad import runtime as cpsgrad_runtime
+from cpsgrad.rules.registry import rule
+
+
+@rule(dict.values)
+def dict_values(d):
+    y = dict.values(d)
+    y_d = yield y
+    d_d += cpsgrad_runtime.values_adjoint(d, y_d)
+
+
+@rule(dict.items)
+def dict_items(d):
+    y = dict.items(d)
+    y_d = yield y
+    d_d += cpsgrad_runtime.items_adjoint(d, y_d)
+
+
+@rule(dict.keys)
+def dict_keys(d):
+    y = dict.keys(d)
+
+
+@rule(dict.get)
+def dict_get(d, key):
+    y = dict.get(d, key)
+    y_d = yield y
+    d_d += cpsgrad_runtime.get_adjoint(d, key, y_d)
+
+
+@rule(dict.get)
+def dict_get_default(d, key, default):
+    y = dict.get(d, key, default)
+    y_d = yield y
+    d_d += cpsgrad_runtime.get_adjoint(d, key, y_d)
+    default_d += cpsgrad_runtime.get_default_adjoint(d, key, y_d)
+
+
+@rule(cpsgrad_runtime.appended)
+def appended(items, value):
+    y = cpsgrad_runtime.appended(items, value)
+    y_d = yield y
+    items_d += cpsgrad_runtime.appended_adjoint(items, y_d)
+    value_d += cpsgrad_runtime.item(y_d, len(items))
+
+
+@rule(cpsgrad_runtime.removed)
+def removed(items, index):
+    y = cpsgrad_runtime.removed(items, index)
+    y_d = yield y
+    items_d += cpsgrad_runtime.removed_adjoint(items, index, y_d)
+
+
+@rule(cpsgrad_runtime.construct)
+def construct(kind, positional, keywords, names):
+    y = cpsgrad_runtime.construct(kind, positional, keywords, names)
+    y_d = yield y
+    positional_d += cpsgrad_runtime.constructed_positional(kind, len(positional), y_d)
+    keywords_d += cpsgrad_runtime.constructed_keywords(kind, names, y_d)
