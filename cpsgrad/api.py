@@ -208,7 +208,12 @@ class _Runner:
 
     def program(self, argument_kinds: tuple[str, ...]) -> pipeline.Transformed:
         transformed = self.programs.get(argument_kinds)
-        if transformed is None or transformed.code is not self.function.__code__ or transformed.table_version != TABLE.version:
+        if (
+            transformed is None
+            or transformed.code is not self.function.__code__
+            or transformed.table_version != TABLE.version
+            or (transformed.assumed and not transformed.assumptions_hold())
+        ):
             transformed = self.programs[argument_kinds] = pipeline.transform(self.function, self.argnums, argument_kinds)
         return transformed
 

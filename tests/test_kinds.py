@@ -46,15 +46,20 @@ def test_one_wrapper_runs_the_program_for_each_kind():
     assert dx.dtype == np.float32
 
 
-def test_globals_are_not_assumed_numbers():
-    # OFFSET is a global float: read live, so it could become an array; the program keeps
-    # the broadcasting code for the product with it, and stays right when it changes.
+def test_a_global_holding_a_number_is_taken_for_one_until_it_changes(monkeypatch):
     text = cpsgrad.show(cases.with_a_global, example=(0.5, 3))
-    assert "cpsgrad_runtime.reduced_product(t4_d, OFFSET, t3)" in text
-    assert "t2_d = t3_d * math.cos(t2)" in text  # math.sin of a number stays plain
+    assert not undoes_broadcasting(text)
+    assert "Module globals taken for numbers: OFFSET" in text
     gradient = cpsgrad.grad(cases.with_a_global)
     expected = sum(math.cos(0.5 * i) * i for i in range(3))
     assert gradient(0.5, 3) == pytest.approx(expected)
+    # OFFSET becomes an array: the same wrapper transforms again, with broadcasting undone
+    monkeypatch.setattr(cases, "OFFSET", np.array([1.0, 1.0]))
+    assert undoes_broadcasting(cpsgrad.show(cases.with_a_global, example=(0.5, 3)))
+    with pytest.raises(cpsgrad.NonScalarOutputError):  # the function now returns an array
+        gradient(0.5, 3)
+    monkeypatch.setattr(cases, "OFFSET", 2.0)
+    assert gradient(0.5, 3) == pytest.approx(2.0 * expected)
 
 
 def test_a_sequence_of_numbers_gives_number_elements():

@@ -681,7 +681,7 @@ class Generator:
         if not isinstance(atom, cst.Name):
             return False
         variable = self.version_owner.get(atom.value, atom.value)
-        return variable in self.numbers
+        return variable in self.numbers or variable in self.resolver.assumed
 
     def template_globals(self, rule: Rule, local: set[str]) -> dict[str, cst.BaseExpression]:
         """Bind the module names a template reads into the generated namespace."""

@@ -4,8 +4,9 @@ A derivative program is generated for one choice of argument kinds (`NUMBER` for
 float, int or bool, `NUMBERS` for a short tuple or list of them, `ANY` for anything else: an
 array, a numpy scalar, an object). The analysis is flow-insensitive and conservative: a local is
 a number when every assignment to it computes one from numbers (arithmetic, `math` functions,
-`float`, `len`, ...); globals and free variables are never assumed to be numbers, since they are
-read live. Rules written for arrays call `cpsgrad_runtime.unbroadcast`; where every operand of
+`float`, `len`, ...). Globals and free variables are read live, so they are not numbers by
+their nature; a module global that holds a number when a top-level program is transformed is
+taken for one, and the program is transformed again if it stops holding one. Rules written for arrays call `cpsgrad_runtime.unbroadcast`; where every operand of
 an operation is a number the adjoint pass drops those calls, so scalar code runs as fast as if
 arrays did not exist.
 """
@@ -113,7 +114,7 @@ def atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str], 
             return NUMBER
         if node.value in sequences:
             return NUMBERS
-        return ANY
+        return NUMBER if resolver.global_number(node.value) else ANY
     if isinstance(node, cst.Attribute) and syntax.dotted_name(node) is not None:
         module = resolver.resolve(node.value)
         if module is math and type(getattr(math, node.attr.value, None)) in _NUMBER_TYPES:

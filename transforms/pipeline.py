@@ -44,6 +44,12 @@ class Transformed:
     code: types.CodeType
     table_version: int
     sites: list[calls.Site]  # its calls of user functions
+    assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
+
+    def assumptions_hold(self) -> bool:
+        """Whether every global the program took for a number still holds one."""
+        names = self.function.__globals__
+        return all(type(names.get(name)) in _NUMBER_TYPES for name in self.assumed)
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -54,7 +60,9 @@ class Transformed:
         return self.stages[stage]
 
 
-# function -> {(argnums, kinds): Transformed}; weak, so a redefined or deleted function frees its program
+_NUMBER_TYPES = (float, int, bool)
+
+# function -> {(argnums, kinds, every_parameter): Transformed}; weak, so a redefined or deleted function frees its program
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -65,11 +73,11 @@ def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...
     With `every_parameter`, `argnums` may name keyword-only parameters too (calls from programs)."""
     function = source.unwrap(function)
     argument_kinds = argument_kinds or default_kinds(function)
-    found = cached(function, argnums, argument_kinds)
+    found = cached(function, argnums, argument_kinds, every_parameter)
     if found is not None:
         return found
     result = _run(source.read(function), argnums, argument_kinds, every_parameter)
-    _CACHE.setdefault(function, {})[argnums, argument_kinds] = result
+    _CACHE.setdefault(function, {})[argnums, argument_kinds, every_parameter] = result
     return result
 
 
@@ -81,10 +89,11 @@ def default_kinds(function) -> tuple[str, ...]:
     return tuple(kinds.NUMBER if annotations.get(name) in number else kinds.ANY for name in names)
 
 
-def cached(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...]) -> Transformed | None:
-    """The cached transform, if the function's code and the rule table are unchanged."""
-    entry = _CACHE.get(function, {}).get((argnums, argument_kinds))
-    if entry is not None and entry.code is function.__code__ and entry.table_version == TABLE.version:
+def cached(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> Transformed | None:
+    """The cached transform, if the function's code, the rule table and the globals it took for
+    numbers are unchanged."""
+    entry = _CACHE.get(function, {}).get((argnums, argument_kinds, every_parameter))
+    if entry is not None and entry.code is function.__code__ and entry.table_version == TABLE.version and entry.assumptions_hold():
         return entry
     return None
 
@@ -115,7 +124,9 @@ def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds
     differentiated = tuple(positional[p] for p in argnums)
     if len(set(differentiated)) != len(differentiated):
         raise ArgumentError(f"argnums {argnums} names a parameter twice: {differentiated}")
-    resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized))
+    # a top-level program may take module globals holding numbers for numbers (the API checks
+    # they still do on each call); the programs of callees, cached per call site, do not
+    resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized), assume_global_numbers=not every_parameter)
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
@@ -209,7 +220,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     parameters = emit.wrapper_parameters(read.function, generator.namespace)
     indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     final = (
-        _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)), front.sites)
+        _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)), front.sites, sorted(front.resolver.assumed))
         + f"def {wrapper}({', '.join(parameters)}):\n"
         + indented
         + f"    return {entry}\n"
@@ -221,16 +232,21 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         "cps": cps.render(program),
         "final": final,
     }
-    return Transformed(read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled, read.function.__code__, TABLE.version, front.sites)
+    assumed = tuple(sorted(front.resolver.assumed))
+    return Transformed(read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled, read.function.__code__, TABLE.version, front.sites, assumed)
 
 
-def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site]) -> str:
+def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site], assumed: list[str]) -> str:
     wrt = ", ".join(differentiated) or "nothing"
     specialised = ", ".join(f"{name}: {kind}" for name, kind in argument_kinds.items()) or "no arguments"
     text = (
         f"# cpsgrad: the derivative program of {read.function.__qualname__} "
         f"({read.filename}:{read.first_line}), with respect to {wrt}.\n"
         f"# Specialised for arguments {specialised} (a number is a Python float or int).\n"
+    )
+    if assumed:
+        text += f"# Module globals taken for numbers: {', '.join(assumed)} (the program is made again if one stops being one).\n"
+    text += (
         "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
         "# The wrapper's parameters are the rules' helpers and the function's free variables.\n"
     )

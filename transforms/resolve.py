@@ -11,14 +11,20 @@ from cpsgrad import runtime
 from cpsgrad.transforms import syntax
 
 _MISSING = object()
+_NUMBER_TYPES = (float, int, bool)
 
 
 class Resolver:
     """Looks dotted names up the way the user's function would: closure, globals, builtins."""
 
-    def __init__(self, function: types.FunctionType, local_names: set[str]):
+    def __init__(self, function: types.FunctionType, local_names: set[str], assume_global_numbers: bool = False):
         self.function = function
         self.local_names = local_names
+        # A module global holding a Python number when the function is transformed may be taken
+        # for a number (`kinds`); the names so taken are recorded, and the program is transformed
+        # again when one of them no longer holds a number (`pipeline.Transformed.assumptions_hold`).
+        self.assume_global_numbers = assume_global_numbers
+        self.assumed: set[str] = set()
         code = function.__code__
         cells = function.__closure__ or ()
         self.closure = dict(zip(code.co_freevars, cells, strict=True))
@@ -36,6 +42,16 @@ class Resolver:
         if identifier in self.function.__globals__:
             return self.function.__globals__[identifier]
         return getattr(builtins, identifier, _MISSING)
+
+    def global_number(self, identifier: str) -> bool:
+        """Whether `identifier` is a module global holding a Python number, when that may be
+        assumed (and then the assumption is recorded)."""
+        if not self.assume_global_numbers or identifier in self.local_names or identifier in self.closure:
+            return False
+        if type(self.function.__globals__.get(identifier)) not in _NUMBER_TYPES:
+            return False
+        self.assumed.add(identifier)
+        return True
 
     def resolve(self, callee: cst.BaseExpression):
         """The object a dotted callee names, or None when it is a local value or not found."""
