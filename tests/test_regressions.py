@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import cpsgrad
@@ -154,3 +155,21 @@ def test_threads_share_the_recursion_limit_safely():
     assert results[0] == pytest.approx(1.0001**20_000, rel=1e-9)
     assert results[1] == pytest.approx(1.0001**3_000, rel=1e-9)
     assert sys.getrecursionlimit() == limit
+
+
+@pytest.mark.parametrize(
+    ("name", "argument", "expected"),
+    [
+        ("transpose_of_a_product", np.ones((2, 2)), np.full((2, 2), 2.0)),
+        ("transpose_of_a_row", np.ones((2, 2)), np.ones((2, 2))),
+        ("method_of_a_transposed_row", np.ones((2, 2)), np.array([[1.0, 1.0], [0.0, 0.0]])),
+    ],
+)
+def test_attribute_of_a_computed_value_gets_its_gradient(name, argument, expected):
+    # `.T` of a temporary (`(x * 2.0).T`) was read as a constant: a zero gradient, no error
+    np.testing.assert_array_equal(cpsgrad.grad(getattr(cases, name))(argument), expected)
+
+
+def test_attribute_of_a_dict_entry_gets_its_gradient():
+    gradient = cpsgrad.grad(cases.transpose_of_an_entry)({"W": np.ones((2, 3))})
+    np.testing.assert_array_equal(gradient["W"], np.ones((2, 3)))

@@ -350,7 +350,15 @@ class _Normalizer:
         root = node.value
         while isinstance(root, cst.Attribute):
             root = root.value
-        return isinstance(root, cst.Name) and root.value in self.locals
+        if not isinstance(root, cst.Name):
+            return False
+        name = root.value
+        if name in self.locals:
+            return True
+        # this pass's own temporaries (`t1.T` of `(x * 2.0).T`) are locals too: anything that is
+        # not a global, a builtin or a free variable
+        free = self.source.function.__code__.co_freevars
+        return name not in self.globals and not hasattr(builtins, name) and name not in free
 
     def atom(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         value = self.simple(node, out)

@@ -3,6 +3,8 @@
 import functools
 import math
 
+import numpy as np
+
 
 def len(sequence):  # noqa: A001  (shadows the builtin on purpose)
     return 1
@@ -212,3 +214,19 @@ def counting_loop(x, n):
         s = s * 1.0001
         i += 1
     return s
+
+
+def transpose_of_a_product(x):
+    return np.sum((x * 2.0).T)
+
+
+def transpose_of_an_entry(p):
+    return np.sum(p["W"].T)
+
+
+def transpose_of_a_row(x):
+    return np.sum(x[0].T @ x[1])
+
+
+def method_of_a_transposed_row(x):
+    return x[0].T.sum()
