@@ -87,6 +87,10 @@ def accumulate(total, contribution):
     ):
         total += contribution
         return total
+    if type(contribution) is float and contribution == 0.0:  # the symbolic zero adds nothing
+        return total
+    if type(total) is float and total == 0.0:
+        return contribution
     return total + contribution
 
 
