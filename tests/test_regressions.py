@@ -173,3 +173,10 @@ def test_attribute_of_a_computed_value_gets_its_gradient(name, argument, expecte
 def test_attribute_of_a_dict_entry_gets_its_gradient():
     gradient = cpsgrad.grad(cases.transpose_of_an_entry)({"W": np.ones((2, 3))})
     np.testing.assert_array_equal(gradient["W"], np.ones((2, 3)))
+
+
+def test_unpacking_one_element_binds_the_element():
+    # `a, = t` was generated as `a = t` (found by the program generator)
+    assert cpsgrad.value_and_grad(cases.unpacks_one_element)(1.5) == (4.5, 6.0)
+    assert cpsgrad.value_and_grad(cases.unpacks_one_element_in_a_branch)(1.5, True) == (4.5, 6.0)
+    assert cpsgrad.value_and_grad(cases.unpacks_one_element_in_a_branch)(1.5, False) == (2.25, 3.0)

@@ -15,8 +15,9 @@ from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
 
-def assignments(statements) -> list[tuple[list[str], cst.BaseExpression]]:
-    """Every core assignment (targets, value) in `statements`, nested blocks included."""
+def assignments(statements) -> list[tuple[list[str] | tuple[str, ...], cst.BaseExpression]]:
+    """Every core assignment (targets, value) in `statements`, nested blocks included: `[name]`
+    for `name = value`, a tuple of names for unpacking `a, b = value` (and `a, = value`)."""
     found: list[tuple[list[str], cst.BaseExpression]] = []
     for statement in statements:
         if isinstance(statement, cst.If):
@@ -29,7 +30,8 @@ def assignments(statements) -> list[tuple[list[str], cst.BaseExpression]]:
             for small in statement.body:
                 if isinstance(small, cst.Assign):
                     target = small.targets[0].target
-                    names = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                    # unpacking targets are a tuple (even `a, = t`), a plain target a list of one
+                    names = tuple(e.value.value for e in target.elements) if isinstance(target, cst.Tuple) else [target.value]
                     found.append((names, small.value))
     return found
 

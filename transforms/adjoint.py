@@ -380,7 +380,7 @@ class Generator:
             variables = [e.value.value for e in target.elements]
             source = self.active_source(value, frame) if isinstance(value, cst.Name) else None
             versions = [self.new_version(frame, v) for v in variables]
-            lines.append(f"{pad}{', '.join(versions)} = {syntax.code(value)}")
+            lines.append(f"{pad}{_targets(versions)} = {syntax.code(value)}")
             if source is not None and any(self.is_active_variable(v) for v in variables):
                 records.append(_Backward("unpack", versions, [value], adjoints={value.value: source}))
             return
@@ -447,7 +447,8 @@ class Generator:
                 for variable in variables:
                     frame.versions[variable] = final[variable]
                 written |= set(variables)
-                lines.append(f"{pad}{', '.join(final[v] for v in variables)} = {syntax.code(value)}")
+                names = [final[v] for v in variables]
+                lines.append(f"{pad}{_targets(names) if isinstance(target, cst.Tuple) else names[0]} = {syntax.code(value)}")
             else:
                 lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
         for variable, version in final.items():
@@ -734,6 +735,11 @@ def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
     return f"no derivative rule for {label}; declare one with @cpsgrad.rule({label})"
 
 
+def _targets(names: list[str]) -> str:
+    """Unpacking targets: `a, b`, and `a,` for one name (`a = t` would bind the whole tuple)."""
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
 def _slice_code(index: cst.Slice) -> str:
     parts = [syntax.code(p) if p is not None else "None" for p in (index.lower, index.upper, index.step)]
     return f"slice({', '.join(parts)})"
@@ -822,7 +828,7 @@ def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str
     while changed:
         changed = False
         for targets, value in found:
-            if len(targets) != 1 or targets[0] in containers:
+            if not isinstance(targets, list) or targets[0] in containers:  # unpacking binds elements
                 continue
             if (
                 isinstance(value, (cst.Tuple, cst.List))

@@ -59,7 +59,7 @@ def number_variables(definition: cst.FunctionDef, parameters: dict[str, str], re
     while changed:
         changed = False
         for targets, value in found:
-            if len(targets) == 1:
+            if isinstance(targets, list):  # name = value (a tuple of names unpacks)
                 target = targets[0]
                 kind = _value_kind(value, numbers, sequences, resolver)
                 if target in numbers and kind != NUMBER:
@@ -94,7 +94,7 @@ def _mutated(definition: cst.FunctionDef, found) -> set[str]:
     while changed:
         changed = False
         for targets, value in found:
-            if len(targets) == 1 and isinstance(value, cst.Name):
+            if isinstance(targets, list) and isinstance(value, cst.Name):
                 pair = {targets[0], value.value}
                 if pair & receivers and not pair <= receivers:
                     receivers |= pair

@@ -23,7 +23,8 @@ def assign(target: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
 
 
 def unpack(targets: Sequence[str], value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    elements = [cst.Element(cst.Name(target)) for target in targets]
+    comma = [cst.Comma()] if len(targets) == 1 else []  # `a, = t`, not `a = t`
+    elements = [cst.Element(cst.Name(target), **({"comma": comma[0]} if comma else {})) for target in targets]
     tuple_target = cst.Tuple(elements, lpar=[], rpar=[])
     return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(tuple_target)], value)])
 

@@ -230,3 +230,18 @@ def transpose_of_a_row(x):
 
 def method_of_a_transposed_row(x):
     return x[0].T.sum()
+
+
+def unpacks_one_element(x):
+    t = (x * 2.0,)
+    a, = t
+    return a * x
+
+
+def unpacks_one_element_in_a_branch(x, flag):
+    t = (x * 2.0,)
+    if flag:
+        (a,) = t
+    else:
+        a = x
+    return a * x

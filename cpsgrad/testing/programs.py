@@ -1,0 +1,1207 @@
+"""Random programs from the Python cpsgrad supports, as a hypothesis strategy, and a soak runner.
+
+`programs(...)` draws a module: an entry function `f` and 0-3 generated module-level helpers
+(one of which may recurse on an int depth that decreases), built from float arithmetic (with
+guarded domains), `math` functions, `abs`/`min`/`max`, comparisons and `if`/`elif`/`else`,
+`and`/`or`/`not`, conditional expressions, `while` loops bounded by a counter, `for` over
+`range`, tuples, lists and vectors, `break`/`continue`/early `return`, tuples (indexing,
+unpacking, `len`, `sum`), lists built by the function (`append`, indexing, `sum`), dicts of
+floats (displays, `d["a"]`, `d.get`), and optionally a small numpy vector argument. Each drawn
+`Program` carries its source (`repr` is the source with the arguments, so hypothesis prints a
+failing program as code), the arguments to call it with, the positions to differentiate, and
+the constructs it uses. `check_program` runs one through cpsgrad and checks the value exactly
+and the gradient against finite differences (`check_grad`). See docs/generator.md.
+
+Soak: ``python -m cpsgrad.testing.programs --soak 10000 [--seed N] [--jobs J]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import itertools
+import linecache
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import assume, event
+from hypothesis import strategies as st
+
+import cpsgrad
+from cpsgrad.testing.check import GradCheck, check_grad
+from cpsgrad.testing.strategies import arrays
+
+ENTRY = "f"
+"""The name of the entry function of every generated module."""
+
+VECTOR_LENGTH = 3
+"""Length of the numpy vector argument (numpy=True)."""
+
+MAX_TRIPS = 4
+"""Loops run at most this many times; recursion is at most this deep."""
+
+
+# --- the program object ----------------------------------------------------------------------
+
+
+_directory: tempfile.TemporaryDirectory | None = None
+_serial = itertools.count()
+
+
+def _temporary_directory() -> str:
+    global _directory
+    if _directory is None:
+        _directory = tempfile.TemporaryDirectory(prefix="cpsgrad-programs-")
+    return _directory.name
+
+
+class Program:
+    """One generated module and a call of its entry function.
+
+    `source` is the module text; `function` the entry `f`, imported from a real file (cpsgrad
+    reads source code) the first time it is asked for; `arguments` the drawn arguments;
+    `argnums` the positions of the float and array arguments (differentiated); `constructs` the
+    names of the constructs the program uses. `close()` deletes the file and forgets the module
+    (also on `with program:` exit). `repr` is the source followed by the call, runnable as is.
+    """
+
+    # Not a dataclass: hypothesis prints a dataclass field by field, and any other object by
+    # its repr, which is the source.
+
+    def __init__(
+        self,
+        source: str,
+        arguments: tuple[Any, ...],
+        argnums: tuple[int, ...],
+        constructs: frozenset[str],
+    ):
+        self.source = source
+        self.arguments = arguments
+        self.argnums = argnums
+        self.constructs = constructs
+        self._module: Any = None
+        self._path: str | None = None
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        if self._module is None:
+            name = f"cpsgrad_generated_{os.getpid()}_{next(_serial)}"
+            path = os.path.join(_temporary_directory(), name + ".py")
+            with open(path, "w", encoding="utf-8") as file:
+                file.write(self.source)
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                os.remove(path)
+                raise
+            self._module, self._path = module, path
+        return getattr(self._module, ENTRY)
+
+    def close(self) -> None:
+        if self._module is not None:
+            sys.modules.pop(self._module.__name__, None)
+            self._module = None
+        if self._path is not None:
+            if os.path.exists(self._path):
+                os.remove(self._path)
+            linecache.checkcache(self._path)
+            self._path = None
+
+    def __enter__(self) -> Program:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        imports = "import cpsgrad\n"
+        if "import numpy as np" not in self.source:
+            imports += "import numpy as np\n"
+        call = f"{ENTRY}({', '.join(_show(a) for a in self.arguments)})"
+        return (
+            f"\n{self.source}\n\n{imports}print({call})\n"
+            f"print(cpsgrad.value_and_grad({ENTRY}, argnums={self.argnums!r})"
+            f"({', '.join(_show(a) for a in self.arguments)}))\n# end of program\n"
+        )
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"np.array({value.tolist()!r})"
+    return repr(value)
+
+
+# --- the grammar ---------------------------------------------------------------------------------
+
+FLOAT, INT, TUPLE, LIST, DICT, VECTOR, CALLABLE = (
+    "float",
+    "int",
+    "tuple",
+    "list",
+    "dict",
+    "vector",
+    "callable",
+)
+_CONSTANTS = ("0.5", "2.0", "1.5", "-1.0", "3.0", "0.25", "-0.75")
+_KEYS = ('"a"', '"b"', '"c"')
+_MARGIN = 1e-3
+# Arguments stay this far from multiples of 1/4 (the constants, 0, and their simple sums), where
+# ties in min/max and kinks of abs sit.
+_ROUND = tuple(k / 4 for k in range(-8, 9))
+_FLOATS = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+@dataclass
+class _Variable:
+    kind: str
+    length: int = 0  # tuples: their length; lists: their least length; dicts: their keys
+    differentiated: bool = False
+
+
+@dataclass
+class _Function:
+    """Where statements are being generated: the function, its loops and its variables."""
+
+    name: str
+    scopes: list[dict[str, _Variable]]
+    loops: int = 0
+    iterated: set[str] = field(default_factory=set)  # lists a `for` is iterating over now
+    appendable: set[str] = field(default_factory=set)  # lists this function may append to
+    statements: int = 0  # statements left
+
+    def variables(self, kind: str) -> list[str]:
+        seen: dict[str, _Variable] = {}
+        for scope in self.scopes:
+            seen.update(scope)
+        return [name for name, variable in seen.items() if variable.kind == kind]
+
+    def lookup(self, name: str) -> _Variable:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        raise KeyError(name)
+
+
+class _Builder:
+    """Draws one module; every choice is a hypothesis draw, so programs shrink to simpler ones
+    (the first alternative of each choice is the simplest)."""
+
+    def __init__(
+        self,
+        draw: Callable[..., Any],
+        *,
+        numpy: bool,
+        containers: bool,
+        recursion: bool,
+        closures: bool,
+        singleton_unpacking: bool,
+        max_helpers: int,
+        max_statements: int,
+        max_depth: int,
+    ):
+        self.draw = draw
+        self.singleton_unpacking = singleton_unpacking
+        self.numpy = numpy
+        self.containers = containers
+        self.recursion = recursion
+        self.closures = closures
+        self.max_helpers = max_helpers
+        self.max_statements = max_statements
+        self.max_depth = max_depth
+        self.constructs: set[str] = set()
+        self.helpers: list[tuple[str, int, bool]] = []  # (name, positional floats, scale=)
+        self.recursive: list[str] = []
+        self.names = itertools.count()
+        self.function: _Function | None = None
+
+    # -- choices --
+
+    def choose(self, options: list[Any]) -> Any:
+        return self.draw(st.sampled_from(options)) if len(options) > 1 else options[0]
+
+    def chance(self, probability_in_8: int = 4) -> bool:
+        return self.draw(st.integers(0, 7)) < probability_in_8
+
+    def fresh(self, prefix: str) -> str:
+        return f"{prefix}{next(self.names)}"
+
+    def note(self, *constructs: str) -> None:
+        self.constructs.update(constructs)
+
+    # -- expressions --
+
+    def float_leaf(self) -> str:
+        fn = self.function
+        assert fn is not None
+        variables = fn.variables(FLOAT)
+        differentiated = [v for v in variables if fn.lookup(v).differentiated]
+        options: list[Callable[[], str]] = []
+        local = [v for v in variables if v not in differentiated]
+        if differentiated:
+            options.append(lambda: self.choose(differentiated))
+        if local:
+            options += [lambda: self.choose(local)] * 2
+        options.append(lambda: self.choose(list(_CONSTANTS)))
+        if fn.variables(INT):
+            options.append(self.int_in_float)
+        if fn.variables(TUPLE):
+            options.append(self.tuple_read)
+        if fn.variables(LIST):
+            options.append(self.list_read)
+        if fn.variables(DICT):
+            options.append(self.dict_read)
+        if fn.variables(VECTOR):
+            options.append(lambda: self.vector_reduction(0))
+        return self.choose(options)()
+
+    def int_in_float(self) -> str:
+        self.note("int-in-float")
+        name = self.choose(self.function.variables(INT))
+        return self.choose([name, f"float({name})", f"({name} * 0.5)"])
+
+    def tuple_read(self) -> str:
+        name = self.choose(self.function.variables(TUPLE))
+        length = self.function.lookup(name).length
+        form = self.draw(st.integers(0, 4))
+        if form <= 1:
+            self.note("tuple-index")
+            index = self.draw(st.integers(-length, length - 1))
+            return f"{name}[{index}]"
+        if form == 2:
+            self.note("sum")
+            return f"sum({name})"
+        if form == 3:
+            self.note("len")
+            return f"({name}[len({name}) - 1] * len({name}))"
+        self.note("min-max")
+        return f"{self.choose(['min', 'max'])}({name})"
+
+    def list_read(self) -> str:
+        name = self.choose(self.function.variables(LIST))
+        form = self.draw(st.integers(0, 3))
+        if form == 0:
+            self.note("list-index")
+            return f"{name}[{self.choose(['0', '-1'])}]"
+        if form == 1:
+            self.note("sum")
+            return f"sum({name})"
+        if form == 2:
+            self.note("len")
+            return f"({name}[-1] / len({name}))"
+        ints = self.function.variables(INT)
+        if ints:
+            self.note("list-index", "len")
+            return f"{name}[{self.choose(ints)} % len({name})]"
+        return f"{name}[0]"
+
+    def dict_read(self) -> str:
+        name = self.choose(self.function.variables(DICT))
+        if self.chance(6):
+            self.note("dict-read")
+            return f"{name}[{self.choose(list(_KEYS[:2]))}]"
+        self.note("dict-get")
+        return f"{name}.get({self.choose(list(_KEYS))}, {self.choose(list(_CONSTANTS))})"
+
+    def expression(self, depth: int) -> str:
+        """A float expression at most `depth` operators deep."""
+        if depth <= 0 or self.draw(st.integers(0, 9)) < 3:
+            return self.float_leaf()
+        d = depth - 1
+        kinds = [
+            "binary",
+            "binary",
+            "unary",
+            "math",
+            "guarded",
+            "minmax",
+            "ifexp",
+            "boolean",
+            "call",
+        ]
+        if self.numpy and self.function.variables(VECTOR):
+            kinds.append("vector")
+        kind = self.choose(kinds)
+        if kind == "binary":
+            op = self.choose(["+", "-", "*", "*", "/"])
+            left = self.expression(d)
+            if op == "/":
+                if self.chance():
+                    self.note("div")
+                    return f"({left} / {self.choose(['2.0', '-4.0', '0.5', '3.0'])})"
+                self.note("div-guarded")
+                right = self.expression(d)
+                return f"({left} / (1.0 + {right} * {right}))"
+            self.note("arith")
+            return f"({left} {op} {self.expression(d)})"
+        if kind == "unary":
+            form = self.draw(st.integers(0, 3))
+            inner = self.expression(d)
+            if form == 0:
+                self.note("neg")
+                return f"(-{inner})"
+            if form == 1:
+                self.note("abs")
+                return f"abs({inner})"
+            if form == 2:
+                self.note("pow")
+                return f"({inner} ** {self.choose(['2', '3', '2.0'])})"
+            self.note("augmented-pow")
+            return f"(({inner} * {inner} + 0.5) ** {self.choose(['0.5', '1.5', '-1.0'])})"
+        if kind == "math":
+            function = self.choose(["sin", "cos", "tanh"])
+            self.note(f"math.{function}")
+            return f"math.{function}({self.expression(d)})"
+        if kind == "guarded":
+            inner = self.expression(d)
+            form = self.draw(st.integers(0, 7))
+            if form == 5:
+                self.note("math.atan2")
+                return f"math.atan2({inner}, 1.0 + {self.expression(d)} ** 2)"
+            if form == 6:
+                self.note("math.hypot")
+                return f"math.hypot({inner}, 0.5 + {self.expression(d)} ** 2)"
+            if form == 7:
+                self.note("mod-floordiv")
+                return f"({inner} {self.choose(['%', '//'])} {self.choose(['1.5', '0.75'])})"
+            if form == 0:
+                self.note("math.exp")
+                return f"math.exp(math.tanh({inner}))"
+            if form == 1:
+                self.note("math.exp")
+                return f"math.exp(-{inner} * {inner})"
+            if form == 2:
+                self.note("math.log")
+                return f"math.log(1.0 + {inner} * {inner})"
+            if form == 3:
+                self.note("math.sqrt")
+                return f"math.sqrt(1.0 + {inner} * {inner})"
+            self.note("pow-variable-exponent")
+            return f"((1.0 + {inner} * {inner}) ** math.tanh({self.expression(d)}))"
+        if kind == "minmax":
+            self.note("min-max")
+            count = self.draw(st.integers(2, 3))
+            terms = ", ".join(self.expression(d) for _ in range(count))
+            return f"{self.choose(['min', 'max'])}({terms})"
+        if kind == "ifexp":
+            self.note("ifexp")
+            return f"({self.expression(d)} if {self.condition(d)} else {self.expression(d)})"
+        if kind == "boolean":
+            self.note("and-or-value")
+            if self.chance():
+                return f"({self.expression(d)} or {self.expression(d)})"
+            return f"(({self.condition(d)} and {self.expression(d)}) or {self.expression(d)})"
+        if kind == "call":
+            return self.call(d)
+        return self.vector_reduction(d)
+
+    def call(self, depth: int) -> str:
+        options: list[Callable[[], str]] = []
+        available = [h for h in self.helpers if h[0] != self.function.name]
+        if available:
+
+            def helper() -> str:
+                name, arity, scale = self.choose(available)
+                self.note("helper-call")
+                arguments = [self.expression(depth) for _ in range(arity)]
+                if scale and self.chance():
+                    self.note("keyword-argument")
+                    arguments.append(f"scale={self.expression(depth)}")
+                return f"{name}({', '.join(arguments)})"
+
+            options.append(helper)
+        recursive = [r for r in self.recursive if r != self.function.name]
+        if recursive:
+
+            def recursion() -> str:
+                self.note("recursion-call")
+                ints = self.function.variables(INT)
+                depths = [str(k) for k in range(MAX_TRIPS)]
+                depths += [f"min({i}, {MAX_TRIPS - 1})" for i in ints]
+                return f"{self.choose(recursive)}({self.expression(depth)}, {self.choose(depths)})"
+
+            options.append(recursion)
+        callables = self.function.variables(CALLABLE)
+        if callables:
+
+            def closure() -> str:
+                self.note("closure-call")
+                return f"{self.choose(callables)}({self.expression(depth)})"
+
+            options.append(closure)
+        if not options:
+            return self.float_leaf()
+        return self.choose(options)()
+
+    def condition(self, depth: int) -> str:
+        form = self.draw(st.integers(0, 5))
+        ints = self.function.variables(INT)
+        if form == 0 or depth <= 0:
+            self.note("compare")
+            op = self.choose(["<", ">", "<=", ">="])
+            return f"{self.expression(min(depth, 1))} {op} {self.choose(list(_CONSTANTS))}"
+        if form == 1:
+            self.note("compare")
+            return f"{self.expression(depth - 1)} < {self.expression(depth - 1)}"
+        if form == 2:
+            self.note("chained-compare")
+            return f"-1.0 < {self.expression(depth - 1)} < 1.0"
+        if form == 3:
+            self.note("boolop")
+            op = self.choose(["and", "or"])
+            return f"({self.condition(depth - 1)} {op} {self.condition(depth - 1)})"
+        if form == 4:
+            self.note("not")
+            return f"not ({self.condition(depth - 1)})"
+        if ints:
+            self.note("int-condition")
+            name = self.choose(ints)
+            return self.choose([f"{name} % 2 == 0", f"{name} > 1", f"{name} == 0"])
+        return f"{self.expression(depth - 1)} > 0.0"
+
+    def unpackable(self) -> list[str]:
+        fn = self.function
+        least = 1 if self.singleton_unpacking else 2
+        return [t for t in fn.variables(TUPLE) if fn.lookup(t).length >= least]
+
+    def vector_leaf(self) -> str:
+        return self.choose(self.function.variables(VECTOR))
+
+    def vector_expression(self, depth: int) -> str:
+        self.note("numpy")
+        if depth <= 0 or self.draw(st.integers(0, 9)) < 3:
+            return self.vector_leaf()
+        d = depth - 1
+        form = self.draw(st.integers(0, 6))
+        if form == 0:
+            op = self.choose(["+", "-", "*"])
+            return f"({self.vector_expression(d)} {op} {self.vector_expression(d)})"
+        if form == 1:
+            op = self.choose(["+", "-", "*"])
+            if self.chance():
+                return f"({self.vector_expression(d)} {op} {self.expression(d)})"
+            return f"({self.expression(d)} {op} {self.vector_expression(d)})"
+        if form == 2:
+            function = self.choose(["sin", "cos", "tanh"])
+            self.note(f"np.{function}")
+            return f"np.{function}({self.vector_expression(d)})"
+        if form == 3:
+            self.note("np.exp")
+            return f"np.exp(np.tanh({self.vector_expression(d)}))"
+        if form == 4:
+            inner = self.vector_expression(d)
+            return f"({inner} / (1.0 + {inner} * {inner}))"
+        if form == 5:
+            self.note("np.maximum")
+            return f"np.maximum({self.vector_expression(d)}, {self.vector_expression(d)})"
+        self.note("np.array")
+        return "np.array([" + ", ".join(self.expression(d) for _ in range(VECTOR_LENGTH)) + "])"
+
+    def vector_reduction(self, depth: int) -> str:
+        form = self.draw(st.integers(0, 3))
+        if form == 0:
+            self.note("np.sum")
+            return f"np.sum({self.vector_expression(depth)})"
+        if form == 1:
+            self.note("np.dot")
+            return f"np.dot({self.vector_expression(depth)}, {self.vector_expression(depth)})"
+        if form == 2:
+            self.note("vector-index")
+            return (
+                f"{self.vector_expression(depth)}[{self.draw(st.integers(-1, VECTOR_LENGTH - 1))}]"
+            )
+        self.note("np.mean")
+        return f"np.mean({self.vector_expression(depth)})"
+
+    def trips(self) -> str:
+        ints = [i for i in self.function.variables(INT) if i == "n"]
+        options = [str(k) for k in range(1, MAX_TRIPS + 1)]
+        options += [f"min({i}, {MAX_TRIPS})" for i in ints] + ints
+        return self.choose(options)
+
+    # -- statements --
+
+    def block(self, indent: str, count: int) -> list[str]:
+        """`count` statements at most (at least one)."""
+        fn = self.function
+        lines: list[str] = []
+        for _ in range(max(count, 1)):
+            if fn.statements <= 0 and lines:
+                break
+            fn.statements -= 1
+            lines.extend(self.statement(indent))
+        return lines
+
+    def nested(self, indent: str) -> list[str]:
+        fn = self.function
+        fn.scopes.append({})
+        try:
+            return self.block(indent, self.draw(st.integers(1, 3)))
+        finally:
+            fn.scopes.pop()
+
+    def assign_float(self, indent: str) -> list[str]:
+        fn = self.function
+        targets = [v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated]
+        value = self.expression(self.max_depth)
+        if targets and self.chance(5):
+            target = self.choose(targets)
+            if self.chance(2):
+                self.note("augmented-assign")
+                return [f"{indent}{target} {self.choose(['+=', '-=', '*='])} {value}"]
+            return [f"{indent}{target} = {value}"]
+        name = self.fresh("a")
+        fn.scopes[-1][name] = _Variable(FLOAT)
+        return [f"{indent}{name} = {value}"]
+
+    def statement(self, indent: str) -> list[str]:
+        fn = self.function
+        kinds = ["assign", "assign", "if", "while", "for"]
+        if self.containers:
+            kinds += ["tuple", "dict"]
+            if self.unpackable():
+                kinds.append("unpack")
+            if fn.appendable - fn.iterated:
+                kinds.append("append")
+            if len(fn.scopes) == 1:
+                kinds.append("list")
+        if self.numpy and fn.variables(VECTOR):
+            kinds.append("vector")
+        if self.closures and len(fn.scopes) == 1:
+            kinds.append("closure")
+        if fn.loops:
+            kinds.append("jump")
+        kinds.append("return")
+        if len([v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated]) >= 2:
+            kinds.append("swap")
+        kinds.append("chained")
+        kind = self.choose(kinds)
+        if kind == "assign":
+            return self.assign_float(indent)
+        if kind == "swap":
+            self.note("swap")
+            local = [v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated]
+            first = self.choose(local)
+            second = self.choose([v for v in local if v != first])
+            value = self.expression(self.max_depth - 1)
+            return [f"{indent}{first}, {second} = {second}, ({first} + {value})"]
+        if kind == "chained":
+            self.note("chained-assign")
+            names = [self.fresh("a"), self.fresh("a")]
+            value = self.expression(self.max_depth)
+            for name in names:
+                fn.scopes[-1][name] = _Variable(FLOAT)
+            return [f"{indent}{names[0]} = {names[1]} = {value}"]
+        if kind == "if":
+            return self.if_statement(indent)
+        if kind == "while":
+            return self.while_statement(indent)
+        if kind == "for":
+            return self.for_statement(indent)
+        if kind == "tuple":
+            self.note("tuple")
+            length = self.draw(st.integers(1, 3))
+            name = self.fresh("t")
+            values = [self.expression(self.max_depth - 1) for _ in range(length)]
+            fn.scopes[-1][name] = _Variable(TUPLE, length)
+            return [f"{indent}{name} = ({', '.join(values)},)"]
+        if kind == "unpack":
+            self.note("unpack")
+            name = self.choose(self.unpackable())
+            length = fn.lookup(name).length
+            targets = [self.fresh("a") for _ in range(length)]
+            for target in targets:
+                fn.scopes[-1][target] = _Variable(FLOAT)
+            return [f"{indent}{', '.join(targets)}{',' if length == 1 else ''} = {name}"]
+        if kind == "dict":
+            self.note("dict")
+            name = self.fresh("d")
+            entries = ", ".join(f"{k}: {self.expression(self.max_depth - 1)}" for k in _KEYS[:2])
+            fn.scopes[-1][name] = _Variable(DICT)
+            return [f"{indent}{name} = {{{entries}}}"]
+        if kind == "list":
+            self.note("list")
+            name = self.fresh("xs")
+            count = self.draw(st.integers(1, 2))
+            values = ", ".join(self.expression(self.max_depth - 1) for _ in range(count))
+            fn.scopes[-1][name] = _Variable(LIST)
+            fn.appendable.add(name)
+            return [f"{indent}{name} = [{values}]"]
+        if kind == "append":
+            self.note("append")
+            name = self.choose(sorted(fn.appendable - fn.iterated))
+            return [f"{indent}{name}.append({self.expression(self.max_depth)})"]
+        if kind == "vector":
+            name = self.fresh("w")
+            value = self.vector_expression(self.max_depth)
+            fn.scopes[-1][name] = _Variable(VECTOR)
+            return [f"{indent}{name} = {value}"]
+        if kind == "closure":
+            return self.closure(indent)
+        if kind == "jump":
+            self.note("break-continue")
+            word = self.choose(["break", "continue"])
+            self.note(word)
+            return [f"{indent}if {self.condition(1)}:", f"{indent}    {word}"]
+        self.note("early-return")
+        return [
+            f"{indent}if {self.condition(1)}:",
+            f"{indent}    return {self.expression(self.max_depth)}",
+        ]
+
+    def if_statement(self, indent: str) -> list[str]:
+        self.note("if")
+        lines = [f"{indent}if {self.condition(2)}:", *self.nested(indent + "    ")]
+        for _ in range(self.draw(st.integers(0, 2))):
+            self.note("elif")
+            lines += [f"{indent}elif {self.condition(2)}:", *self.nested(indent + "    ")]
+        if self.chance():
+            self.note("else")
+            lines += [f"{indent}else:", *self.nested(indent + "    ")]
+        return lines
+
+    def while_statement(self, indent: str) -> list[str]:
+        fn = self.function
+        counter = self.fresh("i")
+        limit = self.trips()
+        test = f"{counter} < {limit}"
+        if self.chance(3):
+            self.note("while-data-dependent")
+            test += f" and {self.condition(1)}"
+        self.note("while")
+        lines = [f"{indent}{counter} = 0", f"{indent}while {test}:"]
+        fn.scopes.append({counter: _Variable(INT)})
+        fn.loops += 1
+        try:
+            lines.append(f"{indent}    {counter} = {counter} + 1")
+            lines += self.block(indent + "    ", self.draw(st.integers(1, 3)))
+        finally:
+            fn.loops -= 1
+            fn.scopes.pop()
+        return lines + self.loop_else(indent)
+
+    def loop_else(self, indent: str) -> list[str]:
+        if not self.chance(2):
+            return []
+        self.note("loop-else")
+        return [f"{indent}else:", *self.nested(indent + "    ")]
+
+    def for_statement(self, indent: str) -> list[str]:
+        fn = self.function
+        forms = ["range"]
+        if fn.variables(TUPLE):
+            forms.append("tuple")
+        if fn.variables(LIST):
+            forms.append("list")
+        if self.numpy and fn.variables(VECTOR):
+            forms.append("vector")
+        form = self.choose(forms)
+        scope: dict[str, _Variable] = {}
+        iterated = None
+        if form == "tuple":
+            self.note("for-tuple")
+            target = self.fresh("e")
+            scope[target] = _Variable(FLOAT)
+            tuples = fn.variables(TUPLE)
+            iterable = self.choose(tuples)
+            how = self.draw(st.integers(0, 2))
+            if how == 1:
+                self.note("reversed")
+                header = f"for {target} in reversed({iterable}):"
+            elif how == 2:
+                self.note("zip")
+                other = self.fresh("e")
+                scope[other] = _Variable(FLOAT)
+                header = f"for {target}, {other} in zip({iterable}, {self.choose(tuples)}):"
+            else:
+                header = f"for {target} in {iterable}:"
+        elif form == "list":
+            self.note("for-list")
+            target = self.fresh("e")
+            scope[target] = _Variable(FLOAT)
+            iterated = self.choose(fn.variables(LIST))
+            if self.chance():
+                index = self.fresh("k")
+                scope[index] = _Variable(INT)
+                self.note("enumerate")
+                header = f"for {index}, {target} in enumerate({iterated}):"
+            else:
+                header = f"for {target} in {iterated}:"
+        elif form == "vector":
+            self.note("for-vector")
+            target = self.fresh("e")
+            scope[target] = _Variable(FLOAT)
+            header = f"for {target} in {self.choose(fn.variables(VECTOR))}:"
+        else:
+            self.note("for-range")
+            target = self.fresh("j")
+            scope[target] = _Variable(INT)
+            limit = self.trips()
+            header = f"for {target} in {self.choose([f'range({limit})', f'range(1, {limit})'])}:"
+        fn.scopes.append(scope)
+        fn.loops += 1
+        already = iterated in fn.iterated
+        if iterated is not None:
+            fn.iterated.add(iterated)
+        try:
+            body = self.block(indent + "    ", self.draw(st.integers(1, 3)))
+        finally:
+            if iterated is not None and not already:
+                fn.iterated.discard(iterated)
+            fn.loops -= 1
+            fn.scopes.pop()
+        return [indent + header, *body, *self.loop_else(indent)]
+
+    def closure(self, indent: str) -> list[str]:
+        """A lambda or a nested def over the function's current floats (closures=True only)."""
+        fn = self.function
+        name = self.fresh("g")
+        parameter = self.fresh("p")
+        outer = fn.scopes
+        fn.scopes = [*outer, {parameter: _Variable(FLOAT, differentiated=False)}]
+        loops, fn.loops = fn.loops, 0
+        try:
+            body = self.expression(self.max_depth - 1)
+        finally:
+            fn.scopes, fn.loops = outer, loops
+        fn.scopes[-1][name] = _Variable(CALLABLE)
+        if self.chance():
+            self.note("lambda")
+            return [f"{indent}{name} = lambda {parameter}: {body} + {parameter}"]
+        self.note("closure")
+        return [f"{indent}def {name}({parameter}):", f"{indent}    return {body} + {parameter}"]
+
+    # -- functions --
+
+    def function_text(
+        self,
+        name: str,
+        parameters: list[tuple[str, _Variable]],
+        budget: int,
+        defaults: dict[str, str] | None = None,
+    ) -> list[str]:
+        self.function = _Function(name, [dict(parameters)], statements=budget)
+        body = self.block("    ", budget)
+        final = self.final_expression()
+        defaults = defaults or {}
+        signature = ", ".join(
+            p + (f"={defaults[p]}" if p in defaults else "") for p, _ in parameters
+        )
+        return [f"def {name}({signature}):", *body, f"    return {final}"]
+
+    def final_expression(self) -> str:
+        """The value returned at the end: it mentions a differentiated parameter."""
+        fn = self.function
+        differentiated = [v for v in fn.variables(FLOAT) if fn.lookup(v).differentiated]
+        differentiated += [v for v in fn.variables(VECTOR) if fn.lookup(v).differentiated]
+        value = self.expression(self.max_depth)
+        # use what the body computed: a few of the top-level values not used yet
+        top = fn.scopes[0]
+        for name in [v for v in top if not top[v].differentiated][-3:]:
+            if _mentions(value, name) or not self.chance(5):
+                continue
+            kind = top[name].kind
+            if kind == FLOAT:
+                value = f"{value} + {name}"
+            elif kind == TUPLE:
+                value = f"{value} + sum({name})"
+            elif kind == LIST:
+                value = f"{value} + {name}[-1]"
+            elif kind == DICT:
+                value = f'{value} + {name}["a"]'
+            elif kind == VECTOR:
+                value = f"{value} + np.sum({name})"
+        if not differentiated or any(_mentions(value, v) for v in differentiated):
+            return value
+        anchor = self.choose(differentiated)
+        if fn.lookup(anchor).kind == VECTOR:
+            anchor = f"np.sum({anchor})"
+        return f"{value} + {self.choose(['0.5', '-1.0', '2.0'])} * {anchor}"
+
+    def recursive_text(self, name: str, budget: int) -> list[str]:
+        self.note("recursion")
+        self.function = _Function(
+            name,
+            [{"u": _Variable(FLOAT, differentiated=True), "depth": _Variable(INT)}],
+            statements=budget,
+        )
+        base = self.expression(1)
+        body = self.block("    ", budget) if budget else []
+        step = self.expression(1)
+        twice = self.chance(2)
+        call = f"{name}({step}, depth - 1)"
+        combined = self.choose(["+", "*", "-"])
+        second = f" + 0.5 * {name}(u * 0.5, depth - 1)" if twice else ""
+        if twice:
+            self.note("tree-recursion")
+        tail = f"{call} {combined} u{second}"
+        return [
+            f"def {name}(u, depth):",
+            "    if depth <= 0:",
+            f"        return {base}",
+            *body,
+            f"    return {tail}",
+        ]
+
+    def module(self) -> tuple[str, tuple[str, ...]]:
+        texts: list[list[str]] = []
+        count = self.draw(st.integers(0, self.max_helpers))
+        for index in range(count):
+            if self.recursion and index == count - 1 and self.chance(3):
+                name = f"r{index}"
+                texts.append(self.recursive_text(name, self.draw(st.integers(0, 2))))
+                self.recursive.append(name)
+                continue
+            name = f"h{index}"
+            arity = self.draw(st.integers(1, 2))
+            parameters = [
+                (p, _Variable(FLOAT, differentiated=True)) for p in ("u", "v", "w")[:arity]
+            ]
+            defaults = {}
+            if self.chance(3):
+                self.note("default-argument")
+                parameters.append(("scale", _Variable(FLOAT, differentiated=True)))
+                defaults["scale"] = self.choose(["0.5", "2.0"])
+            budget = self.draw(st.integers(0, 3))
+            texts.append(self.function_text(name, parameters, budget, defaults))
+            self.helpers.append((name, arity, bool(defaults)))
+        floats_count = self.draw(st.integers(1, 3))
+        names = [f"x{k}" for k in range(floats_count)]
+        parameters = [(p, _Variable(FLOAT, differentiated=True)) for p in names]
+        if self.numpy and self.chance(3):
+            names.append("v")
+            parameters.append(("v", _Variable(VECTOR, differentiated=True)))
+        parameters.append(("n", _Variable(INT)))
+        budget = self.draw(st.integers(1, self.max_statements))
+        texts.append(self.function_text(ENTRY, parameters, budget))
+        uses_numpy = any("np." in line for text in texts for line in text)
+        header = ["import math"] + (["", "import numpy as np"] if uses_numpy else [])
+        source = "\n\n\n".join(["\n".join(header)] + ["\n".join(text) for text in texts]) + "\n"
+        return source, tuple(names)
+
+
+def _apart(value: float, taken: list[float]) -> float:
+    """`value`, moved (by a fixed irregular step, so shrinking still works) until it is
+    _MARGIN away from the multiples of 1/4 and from every value in `taken` and its negation;
+    appended to `taken`. (Hypothesis likes round and repeated values; filtering them out
+    instead would reject most draws.)"""
+    for attempt in range(50):
+        if all(abs(value - p) >= _MARGIN for p in _ROUND) and all(
+            abs(value - t) >= _MARGIN and abs(value + t) >= _MARGIN for t in taken
+        ):
+            break
+        value += 0.0421 + 0.0173 * attempt
+    taken.append(value)
+    return value
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+
+
+@st.composite
+def _programs(
+    draw: Callable[..., Any],
+    numpy: bool,
+    containers: bool,
+    recursion: bool,
+    closures: bool,
+    singleton_unpacking: bool,
+    max_helpers: int,
+    max_statements: int,
+    max_depth: int,
+) -> Program:
+    builder = _Builder(
+        draw,
+        numpy=numpy,
+        containers=containers,
+        recursion=recursion,
+        closures=closures,
+        singleton_unpacking=singleton_unpacking,
+        max_helpers=max_helpers,
+        max_statements=max_statements,
+        max_depth=max_depth,
+    )
+    source, names = builder.module()
+    # Ties in min/max between different values get an equal share each (as in JAX), which is
+    # not the derivative where the tie is flat on one side (max(min(x0, x1), x1) at x0 == x1);
+    # so no two arguments (or their negations) coincide, nor meet the round constants.
+    taken: list[float] = []
+    arguments: list[Any] = []
+    for name in names:
+        if name == "v":
+            vector = draw(arrays(VECTOR_LENGTH, min_value=-2.0, max_value=2.0))
+            arguments.append(np.array([_apart(float(a), taken) for a in vector]))
+        else:
+            arguments.append(_apart(draw(_FLOATS), taken))
+    arguments.append(draw(st.integers(0, MAX_TRIPS)))
+    constructs = set(builder.constructs)
+    if builder.helpers:
+        constructs.add("helpers")
+    return Program(
+        source=source,
+        arguments=tuple(arguments),
+        argnums=tuple(range(len(names))),
+        constructs=frozenset(constructs),
+    )
+
+
+def programs(
+    *,
+    numpy: bool = True,
+    containers: bool = True,
+    recursion: bool = True,
+    closures: bool = False,
+    singleton_unpacking: bool = True,
+    max_helpers: int = 3,
+    max_statements: int = 6,
+    max_depth: int = 3,
+) -> st.SearchStrategy[Program]:
+    """Random programs from the supported grammar, with arguments to call them with.
+
+    - `numpy`: the entry may take a vector of length 3 (elementwise ops, np.sum/np.dot/...).
+    - `containers`: tuples, lists (display, append, index, sum, len, iteration), dicts.
+    - `recursion`: the last helper may recurse on an int depth that decreases (<= 3 deep).
+    - `closures`: lambdas and nested defs over local floats. Off: cpsgrad's fence rejects
+      nested functions and lambdas inside a differentiated function until closures land; the
+      change that supports them turns this on.
+    - `singleton_unpacking`: `a, = t` from a one-element tuple (it once bound `a` to the tuple
+      itself; found by this generator, fixed, on by default).
+    - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
+    - `max_statements`: statements in the entry function, counting nested ones.
+    - `max_depth`: operators deep in one expression.
+    """
+    return _programs(
+        numpy,
+        containers,
+        recursion,
+        closures,
+        singleton_unpacking,
+        max_helpers,
+        max_statements,
+        max_depth,
+    )
+
+
+# --- checking one program ------------------------------------------------------------------------
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as scalars, NaN equal to NaN."""
+    a, b = (x.item() if isinstance(x, (np.ndarray, np.generic)) else x for x in (a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def check_program(program: Program) -> GradCheck | None:
+    """Run `program` through cpsgrad: the value of `value_and_grad` must be exactly the
+    function's, an exception the same type as the function's, and the gradient must agree with
+    finite differences (`check_grad`). Records hypothesis events (constructs and outcomes) and
+    rejects (`assume`) programs that raise or whose gradient is identically zero here. Must be
+    called inside a hypothesis test. Returns check_grad's result."""
+    for construct in sorted(program.constructs):
+        event(construct)
+    f = program.function
+    try:
+        expected = f(*program.arguments)
+    except Exception as error:
+        try:
+            cpsgrad.value_and_grad(f, argnums=program.argnums)(*program.arguments)
+        except Exception as transformed_error:
+            if type(transformed_error) is not type(error):
+                raise AssertionError(
+                    f"the function raises {type(error).__name__}: {error}, but value_and_grad "
+                    f"raises {type(transformed_error).__name__}: {transformed_error}"
+                ) from transformed_error
+        else:
+            raise AssertionError(
+                f"the function raises {type(error).__name__}: {error}, but value_and_grad returns"
+            ) from None
+        event(f"outcome: raises {type(error).__name__}")
+        assume(False)
+    value, _ = cpsgrad.value_and_grad(f, argnums=program.argnums)(*program.arguments)
+    if not _same(value, expected):
+        raise AssertionError(
+            f"value_and_grad returns {value!r} but the function returns {expected!r}"
+        )
+    result = check_grad(f, *program.arguments, argnums=program.argnums)
+    zero = all(np.all(np.asarray(a) == 0.0) for a in result.analytic)
+    if zero and (result.skipped or all(np.all(np.asarray(n) == 0.0) for n in result.numeric)):
+        event("outcome: rejected, zero gradient")
+        assume(False)
+    if result.skipped:
+        event(f"outcome: skipped ({result.reason.split(':')[0].split(' near ')[0]})")
+    else:
+        event("outcome: checked")
+    return result
+
+
+# --- the soak ----------------------------------------------------------------------------------
+
+
+def _soak_chunk(job: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
+    """Run `count` programs with hypothesis seeded by `seed`; report counts and failures."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    count, chunk_seed, options = job
+    options = dict(options)
+    shrink = options.pop("shrink", True)
+    counts: collections.Counter[str] = collections.Counter()
+    failures: list[str] = []
+
+    @seed(chunk_seed)
+    @settings(
+        max_examples=count,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=True,
+        print_blob=False,
+        phases=list(Phase) if shrink else [p for p in Phase if p is not Phase.shrink],
+    )
+    @given(programs(**options))
+    def run(program: Program) -> None:
+        with program:
+            counts["drawn"] += 1
+            try:
+                result = check_program(program)
+            except BaseException as error:
+                if type(error).__name__ == "UnsatisfiedAssumption":
+                    counts["rejected"] += 1
+                raise
+            counts["checked" if result is not None and not result.skipped else "skipped"] += 1
+            for construct in program.constructs:
+                counts[construct] += 1
+
+    import io
+    from contextlib import redirect_stdout
+
+    output = io.StringIO()
+    try:
+        with redirect_stdout(output):
+            run()
+    except BaseException as error:  # the shrunk failure(s), with their programs
+        failures.append(f"seed {chunk_seed}:\n{output.getvalue()}\n{_describe(error)}")
+    return {"counts": counts, "failures": failures}
+
+
+def _describe(error: BaseException) -> str:
+    """An exception with hypothesis' notes (the falsifying example), and those of the
+    exceptions in a group (several distinct failures)."""
+    lines = [f"{type(error).__name__}: {error}", *getattr(error, "__notes__", [])]
+    for inner in getattr(error, "exceptions", ()):
+        lines += ["", _describe(inner)]
+    return "\n".join(lines)
+
+
+def soak(
+    total: int, seed: int = 0, jobs: int = 1, chunk: int = 250, **options: Any
+) -> tuple[collections.Counter[str], list[str]]:
+    """Run `total` valid programs (in chunks of `chunk`, each its own hypothesis run seeded
+    seed, seed + 1, ...), in `jobs` processes; return counts and failure reports."""
+    sizes = [chunk] * (total // chunk) + ([total % chunk] if total % chunk else [])
+    work = [(size, seed + k, options) for k, size in enumerate(sizes)]
+    counts: collections.Counter[str] = collections.Counter()
+    failures: list[str] = []
+    started = time.monotonic()
+
+    def collect(outcome: dict[str, Any]) -> None:
+        counts.update(outcome["counts"])
+        failures.extend(outcome["failures"])
+        for failure in outcome["failures"]:
+            print(failure, flush=True)
+        rate = counts["drawn"] / (time.monotonic() - started)
+        print(
+            f"[{time.monotonic() - started:7.1f}s] {counts['checked']} checked, "
+            f"{counts['skipped']} skipped, {counts['rejected']} rejected, "
+            f"{len(failures)} failing runs ({rate:.1f} programs/s)",
+            flush=True,
+        )
+
+    if jobs <= 1:
+        for job in work:
+            collect(_soak_chunk(job))
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            for outcome in pool.map(_soak_chunk, work):
+                collect(outcome)
+    return counts, failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m cpsgrad.testing.programs",
+        description="Generate random programs and check cpsgrad's values and gradients.",
+    )
+    parser.add_argument("--soak", type=int, default=1000, help="programs to check (valid ones)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first chunk")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--chunk", type=int, default=250, help="programs per hypothesis run")
+    parser.add_argument("--no-numpy", action="store_true", help="no vector argument")
+    parser.add_argument("--closures", action="store_true", help="lambdas and nested defs")
+    parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
+    parser.add_argument("--show", type=int, metavar="K", help="print K programs and exit")
+    arguments = parser.parse_args(argv)
+    options = {"numpy": not arguments.no_numpy, "closures": arguments.closures}
+    soak_options = {**options, "shrink": not arguments.no_shrink}
+    if arguments.show:
+        from hypothesis import HealthCheck, given, seed, settings
+
+        @seed(arguments.seed)
+        @settings(
+            max_examples=arguments.show, database=None, suppress_health_check=list(HealthCheck)
+        )
+        @given(programs(**options))
+        def show(program: Program) -> None:
+            print(repr(program))
+
+        show()
+        return 0
+    started = time.monotonic()
+    counts, failures = soak(
+        arguments.soak, arguments.seed, arguments.jobs, arguments.chunk, **soak_options
+    )
+    elapsed = time.monotonic() - started
+    print(
+        f"\n{counts['drawn']} programs drawn in {elapsed:.0f}s ({counts['drawn'] / elapsed:.1f}/s)"
+    )
+    print("outcomes:", {k: counts[k] for k in ("checked", "skipped", "rejected")})
+    shown = sorted(
+        (k, v) for k, v in counts.items() if k not in ("drawn", "checked", "skipped", "rejected")
+    )
+    print("constructs (programs using each):")
+    for construct, number in shown:
+        print(f"  {construct:24} {number}")
+    if failures:
+        print(f"\n{len(failures)} failing runs; see above")
+        return 1
+    return 0
+
+
+def _cleanup() -> None:
+    if _directory is not None:
+        shutil.rmtree(_directory.name, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    finally:
+        _cleanup()
