@@ -18,26 +18,20 @@ several `timeit` rounds, each round timing every peer in turn.
 Exit status 1 when cpsgrad is missing or fails, or any selected peer errs or disagrees.
 """
 
-import argparse
-import importlib.metadata
 import math
-import os
-import platform
 import sys
 from dataclasses import dataclass
-from datetime import date
 
+# the gradient suites' shared harness and scalar.py's helpers (benchmarks/ is on the path when a
+# suite runs as a script, as run.py runs it)
+import _gradients as gradients
 import numpy as np
-
-# scalar.py's timing and table helpers, so that both suites measure alike (benchmarks/ is on the
-# path when a suite runs as a script, as run.py runs it)
-from scalar import Result, Unavailable, cpu_model, import_peer, rebind, three_figures, time_all
+from scalar import import_peer, rebind
 
 HIDDEN = 50
 STEPS = 20
 WEIGHT_SCALE = 0.01  # min-char-rnn's initialisation: randn * 0.01, biases zero
 SEED = 0
-RELATIVE_TOLERANCE = 1e-9
 FINITE_DIFFERENCE_STEP = 1e-5
 FINITE_DIFFERENCE_TOLERANCE = 1e-6
 
@@ -317,15 +311,8 @@ PARAMETER_NAMES = ("Wxh", "Whh", "Why", "bh", "by")
 # ---- checking and timing -----------------------------------------------------------------------
 
 
-def as_numpy(value):
-    """A peer's gradient (numpy, torch or JAX array) as a float64 numpy array."""
-    if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
-    return np.asarray(value, dtype=np.float64)
 
 
-def relative_error(got, expected):
-    return float(np.linalg.norm(got - expected) / np.linalg.norm(expected))
 
 
 def reference_gradient(workload):
@@ -351,140 +338,20 @@ def reference_gradient(workload):
     return expected
 
 
-def one_line(error):
-    return " ".join(f"ERROR {type(error).__name__}: {error}".split())
 
-
-def checked_call(make_peer, workload, expected):
-    """Build the peer's gradient call and run it once (also the warm-up), or explain why not."""
-    try:
-        call = make_peer(workload)
-        got = [as_numpy(gradient) for gradient in call()]
-    except Unavailable as reason:
-        return None, Result(reason=f"n/a ({reason})")
-    except Exception as error:
-        return None, Result(reason=one_line(error), failed=True)
-    if len(got) != len(expected):
-        return None, Result(reason=f"WRONG {len(got)} gradients, expected {len(expected)}",
-                            failed=True)
-    for name, value, wanted in zip(PARAMETER_NAMES, got, expected, strict=True):
-        if value.shape != wanted.shape:
-            return None, Result(reason=f"WRONG d/d{name} has shape {value.shape}, expected "
-                                f"{wanted.shape}", failed=True)
-        error = relative_error(value, wanted)
-        if not error <= RELATIVE_TOLERANCE:
-            return None, Result(reason=f"WRONG d/d{name}: relative error {error:.2e}",
-                                failed=True)
-    return call, Result()
-
-
-def check(workload, peer_names):
-    """Build and check every peer's gradient call; nothing is timed yet."""
-    expected = reference_gradient(workload)
-    makers = {"cpsgrad": cpsgrad_peer} | {name: PEERS[name][1] for name in peer_names}
-    checked = {name: checked_call(make_peer, workload, expected)
-               for name, make_peer in makers.items()}
-    calls = {name: call for name, (call, _) in checked.items() if call is not None}
-    return calls, {name: result for name, (_, result) in checked.items()}
-
-
-# ---- report --------------------------------------------------------------------------------------
-
-
-def ratio(result, cpsgrad):
-    if result.microseconds is None or cpsgrad.microseconds is None:
-        return "n/a"
-    return three_figures(result.microseconds / cpsgrad.microseconds)
-
-
-def table_rows(workload, results):
-    cpsgrad = results["cpsgrad"]
-    for name, result in results.items():
-        label = "cpsgrad" if name == "cpsgrad" else PEERS[name][0]
-        time = three_figures(result.microseconds) if result.microseconds is not None else result.reason
-        yield f"| {workload.name} | {label} | {time} | {ratio(result, cpsgrad)} |"
-
-
-def target_lines(results):
-    cpsgrad = results["cpsgrad"].microseconds
-    for name, wanted, label in TARGETS:
-        peer = results.get(name)
-        if cpsgrad is None or peer is None or peer.microseconds is None:
-            yield f"- {label}: not measured"
-        else:
-            speedup = peer.microseconds / cpsgrad
-            verdict = "met" if speedup >= wanted else "NOT met"
-            yield (f"- {label}: {verdict} (cpsgrad / peer time {three_figures(1 / speedup)}, "
-                   f"peer / cpsgrad {three_figures(speedup)})")
-
-
-def versions(peer_names):
-    found = []
-    for name in ["cpsgrad", *peer_names]:
-        distribution = DISTRIBUTIONS[name.removesuffix("-jit").removesuffix("-batched")]
-        try:
-            found.append(f"{distribution} {importlib.metadata.version(distribution)}")
-        except importlib.metadata.PackageNotFoundError:
-            found.append(f"{distribution} not installed")
-    return ", ".join(dict.fromkeys(found))
-
-
-def report(workload, results, peer_names, timing):
-    print(f"Vanilla RNN (min-char-rnn), {date.today().isoformat()}; {cpu_model()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
-          f"Python {platform.python_version()}; {versions(peer_names)}")
-    print(f"Text: {workload.source}. Gradient w.r.t. Wxh, Whh, Why, bh, by; float64.")
-    print(f"Microseconds per gradient call, {timing}; ratio = peer time / cpsgrad time "
-          "(> 1: cpsgrad is faster).\n")
-    print("| workload | peer | us per gradient | peer / cpsgrad |")
-    print("| --- | --- | ---: | ---: |")
-    for row in table_rows(workload, results):
-        print(row)
-    print("\nTargets:")
-    for line in target_lines(results):
-        print(line)
-
-
-# ---- command line ------------------------------------------------------------------------------
-
-
-def peer_list(text):
-    """--peers: none, all, or a comma-separated list of peer names."""
-    if text == "none":
-        return []
-    if text == "all":
-        return list(PEERS)
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in PEERS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown peer(s) {', '.join(unknown)}; "
-                                         f"choose from {', '.join(PEERS)}")
-    return [name for name in PEERS if name in names]
-
-
-def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: one short timing round")
-    parser.add_argument("--peers", type=peer_list, default=list(PEERS),
-                        help=f"none, all (default) or a comma list of: {', '.join(PEERS)}")
-    return parser.parse_args(argv)
-
-
-def main(argv=None):
-    arguments = parse_arguments(argv)
-    repeats, seconds = (1, 0.002) if arguments.quick else (15, 0.05)
-    workload = make_workload()
-    calls, results = check(workload, arguments.peers)
-    time_all(calls, results, repeats, seconds)
-    timing = f"minimum over {repeats} interleaved round(s) of at least {seconds:g} s a peer"
-    if arguments.quick:
-        timing += " (--quick: a smoke run, not a measurement)"
-    report(workload, results, arguments.peers, timing)
-    failed = any(result.failed for result in results.values())
-    missing = results["cpsgrad"].microseconds is None
-    return 1 if failed or missing else 0
+SUITE = gradients.Suite(
+    title="Vanilla RNN (min-char-rnn)",
+    describe=lambda workload: f"Text: {workload.source}. Gradient w.r.t. Wxh, Whh, Why, bh, by; float64.",
+    make_workload=make_workload,
+    reference=reference_gradient,
+    cpsgrad_peer=cpsgrad_peer,
+    peers=PEERS,
+    distributions=DISTRIBUTIONS,
+    targets=TARGETS,
+    parameter_names=PARAMETER_NAMES,
+    description=__doc__.splitlines()[0],
+)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gradients.main(SUITE))
