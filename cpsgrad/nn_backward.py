@@ -47,13 +47,10 @@ from cpsgrad.nn import (
     _python_sigmoid,
     _route,
 )
+from cpsgrad.runtime_arrays import is_zero as _zero
 from cpsgrad.runtime_arrays import unbroadcast
 
 _ndarray = np.ndarray
-
-
-def _zero(adjoint) -> bool:
-    return type(adjoint) is float and adjoint == 0.0
 
 
 def _conform(adjoint, like):

@@ -26,7 +26,7 @@ import types
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import calls, fence, source
-from cpsgrad.transforms.kinds import ANY, NUMBER
+from cpsgrad.transforms.kinds import ANY, NUMBER, NUMBER_TYPES
 from cpsgrad.transforms.kinds import of as kind_of
 
 _SPREAD = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
@@ -100,11 +100,8 @@ def key_of(value):
     return kind_of(value) if kind is tuple or kind is list else kind
 
 
-_NUMBER_TYPES = (float, int, bool)
-
-
 def kinds_of_key(key: tuple) -> tuple[str, ...]:
-    return tuple(part if type(part) is str else NUMBER if part in _NUMBER_TYPES else ANY for part in key)
+    return tuple(part if type(part) is str else NUMBER if part in NUMBER_TYPES else ANY for part in key)
 
 
 class CallSite:

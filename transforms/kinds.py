@@ -29,7 +29,7 @@ ANY = "any"
 #: Longest tuple or list argument checked element by element for the NUMBERS kind.
 MAX_CHECKED_LENGTH = 64
 
-_NUMBER_TYPES = (float, int, bool)
+NUMBER_TYPES = (float, int, bool)  # what a `number` may be
 _MATH_FUNCTIONS = frozenset(id(v) for v in vars(math).values() if callable(v))
 _NUMBER_BUILTINS = frozenset(id(f) for f in (float, int, bool, len, round, math.floor, math.ceil, math.trunc, runtime.zip_length))
 _ELEMENTWISE_BUILTINS = frozenset(id(f) for f in (abs, pow, divmod))  # numbers in, numbers out
@@ -43,7 +43,7 @@ def of(value) -> str:
     if kind is float or kind is int or kind is bool:
         return NUMBER
     if kind is tuple or kind is list:  # a tree of nested tuples fails at its first element, cheaply
-        if len(value) <= MAX_CHECKED_LENGTH and (not value or type(value[0]) in _NUMBER_TYPES) and all(type(v) in _NUMBER_TYPES for v in value):
+        if len(value) <= MAX_CHECKED_LENGTH and (not value or type(value[0]) in NUMBER_TYPES) and all(type(v) in NUMBER_TYPES for v in value):
             return NUMBERS
     return ANY
 
@@ -114,10 +114,13 @@ def atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str], 
             return NUMBER
         if node.value in sequences:
             return NUMBERS
-        return NUMBER if resolver.global_number(node.value) else ANY
+        if type(resolver.assumable_global(node.value)) in NUMBER_TYPES:
+            resolver.assumed.add(node.value)  # checked on each call (pipeline.Transformed.assumptions_hold)
+            return NUMBER
+        return ANY
     if isinstance(node, cst.Attribute) and syntax.dotted_name(node) is not None:
         module = resolver.resolve(node.value)
-        if module is math and type(getattr(math, node.attr.value, None)) in _NUMBER_TYPES:
+        if module is math and type(getattr(math, node.attr.value, None)) in NUMBER_TYPES:
             return NUMBER  # math.pi, math.inf: constants of a module that cannot change
     return ANY
 

@@ -49,7 +49,7 @@ class Transformed:
     def assumptions_hold(self) -> bool:
         """Whether every global the program took for a number still holds one."""
         names = self.function.__globals__
-        return all(type(names.get(name)) in _NUMBER_TYPES for name in self.assumed)
+        return all(type(names.get(name)) in kinds.NUMBER_TYPES for name in self.assumed)
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -59,8 +59,6 @@ class Transformed:
     def text(self, stage: str = "final") -> str:
         return self.stages[stage]
 
-
-_NUMBER_TYPES = (float, int, bool)
 
 # function -> {(argnums, kinds, every_parameter): Transformed}; weak, so a redefined or deleted function frees its program
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -11,7 +11,6 @@ from cpsgrad import runtime
 from cpsgrad.transforms import syntax
 
 _MISSING = object()
-_NUMBER_TYPES = (float, int, bool)
 
 
 class Resolver:
@@ -43,15 +42,12 @@ class Resolver:
             return self.function.__globals__[identifier]
         return getattr(builtins, identifier, _MISSING)
 
-    def global_number(self, identifier: str) -> bool:
-        """Whether `identifier` is a module global holding a Python number, when that may be
-        assumed (and then the assumption is recorded)."""
+    def assumable_global(self, identifier: str):
+        """The value of the module global `identifier` when its kind may be assumed (a top-level
+        program, a name neither local nor free), else None; `kinds` decides and records."""
         if not self.assume_global_numbers or identifier in self.local_names or identifier in self.closure:
-            return False
-        if type(self.function.__globals__.get(identifier)) not in _NUMBER_TYPES:
-            return False
-        self.assumed.add(identifier)
-        return True
+            return None
+        return self.function.__globals__.get(identifier)
 
     def resolve(self, callee: cst.BaseExpression):
         """The object a dotted callee names, or None when it is a local value or not found."""

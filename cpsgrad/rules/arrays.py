@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from cpsgrad import runtime as cpsgrad_runtime
-from cpsgrad.rules.registry import rule
+from cpsgrad.rules.registry import not_differentiable, rule
 
 # ---- unary ufuncs -----------------------------------------------------------------------------
 
@@ -739,14 +739,6 @@ def split(ary, indices_or_sections, axis=0):
 # (`np.zeros_like(x)`); piecewise constant functions (`np.round`, `np.sign`) have derivative 0.
 
 
-def _not_differentiable(primitive, name: str) -> None:
-    def template(*args, **kwargs):
-        y = primitive(*args, **kwargs)
-
-    template.__name__ = name
-    rule(primitive)(template)
-
-
 for _name in (
     "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "eye", "identity", "tri",
     "argmax", "argmin", "argsort", "nonzero", "flatnonzero", "count_nonzero", "searchsorted",
@@ -756,7 +748,7 @@ for _name in (
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not", "logical_xor",
 ):
-    _not_differentiable(getattr(np, _name), _name)
+    not_differentiable(getattr(np, _name), _name)
 
 for _name in ("shape", "ndim", "dtype", "size", "argmax", "argmin", "argsort", "nonzero", "any", "all"):
-    _not_differentiable(getattr(np.ndarray, _name), f"ndarray_{_name}")
+    not_differentiable(getattr(np.ndarray, _name), f"ndarray_{_name}")

@@ -133,6 +133,17 @@ class RuleTable:
 TABLE = RuleTable()
 
 
+def not_differentiable(primitive: object, name: str | None = None) -> Rule:
+    """Declare that `primitive`'s result carries no gradient (a template without `yield`), for
+    any arguments: integers, booleans, shapes, piecewise constant functions."""
+
+    def template(*args, **kwargs):
+        y = primitive(*args, **kwargs)  # noqa: F841  (a template: read by the transform, never run)
+
+    template.__name__ = name or f"{primitive.__name__}_"
+    return TABLE.add(primitive, template)
+
+
 def rule(primitive: object) -> Callable[[Callable], Callable]:
     """Declare the derivative of `primitive` as a template (see this module's docstring).
 

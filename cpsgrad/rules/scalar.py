@@ -10,7 +10,7 @@ import math
 import operator
 
 from cpsgrad import runtime as cpsgrad_runtime
-from cpsgrad.rules.registry import rule
+from cpsgrad.rules.registry import not_differentiable, rule
 
 # ---- arithmetic operators ---------------------------------------------------------------------
 
@@ -187,21 +187,13 @@ def list_(xs):
 
 # Builtins whose results carry no gradient: they take differentiable values and return
 # integers, booleans, strings or nothing.
-def _not_differentiable(primitive):
-    def template(*args, **kwargs):
-        y = primitive(*args, **kwargs)
-
-    template.__name__ = f"{primitive.__name__}_"
-    rule(primitive)(template)
-
-
 for _primitive in (
     int, bool, round, len, range, print, isinstance, str, repr, id, type, callable, hash,
     builtins.format, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
     math.isclose, operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
     operator.invert,
 ):
-    _not_differentiable(_primitive)
+    not_differentiable(_primitive)
 
 # ---- math -------------------------------------------------------------------------------------
 
