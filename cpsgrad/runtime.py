@@ -15,6 +15,7 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime_arrays import *  # noqa: F403  (array helpers, listed in their __all__)
 from cpsgrad.runtime_arrays import array_divide, array_log_for_power, array_power_slope, array_sign
+from cpsgrad.runtime_closures import make_function, make_partial  # noqa: F401  (nested defs, lambdas, partials)
 
 
 class SequenceAdjoint(tuple):

@@ -131,7 +131,7 @@ class Generator:
         self.free_adjoints = self._free_adjoints()
         self.containers = _container_names(program.normalized.definition, resolver)
         for site in sites:  # each call of a user function runs through its dispatcher
-            self.namespace[naming.call_site(site.label)] = dispatch.CallSite(site.callee_code, site.location, site.active, site.positional, site.keywords).call
+            self.namespace[naming.call_site(site.label)] = dispatch.CallSite(site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active).call
 
     # -- names -------------------------------------------------------------------------------
     def _adjoint_suffix(self) -> str:
@@ -286,7 +286,8 @@ class Generator:
         pad = "    " * depth
         value = self.rename(tail.statement.body[0].value, frame)
         # the adjoints of the arguments, found before the result's new version hides them (h = f(h))
-        sources = [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
+        sources = [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []  # a closure's environment
+        sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
         extras: list[str] = []
         if tail.continuation is None:  # the rest just returns the result

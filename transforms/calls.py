@@ -23,6 +23,7 @@ import numpy as np
 
 from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime_closures import DEFINITIONS, captured_values
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.resolve import Resolver
 
@@ -40,6 +41,8 @@ class Target:
     function: types.FunctionType
     prefix: tuple = ()  # a bound method's instance, a partial's arguments
     keywords: tuple = ()  # a partial's keyword arguments, as (name, value) pairs
+    captured: tuple | None = None  # a nested function's captured values (its program's first parameters)
+    partial: functools.partial | None = None  # the partial called, when its environment is differentiable
 
 
 def is_gradient(value) -> bool:
@@ -51,15 +54,18 @@ def target(value) -> Target | None:
     """The Python function `value` runs when called, or None when it is not one cpsgrad can
     transform (a builtin, a C function, a class, a library's function)."""
     if isinstance(value, types.FunctionType):
+        if value.__code__ in DEFINITIONS:
+            return Target(value, captured=captured_values(value))
         return None if _library(value) or is_gradient(value) else Target(value)
     if isinstance(value, types.MethodType):
         inner = target(value.__func__)
-        return None if inner is None else Target(inner.function, (value.__self__, *inner.prefix), inner.keywords)
+        return None if inner is None else Target(inner.function, (value.__self__, *inner.prefix), inner.keywords, inner.captured)
     if isinstance(value, functools.partial):
         inner = target(value.func)
         if inner is None:
             return None
-        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()))
+        simple = not inner.prefix and not inner.keywords and inner.partial is None
+        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()), inner.captured, value if simple else None)
     if isinstance(value, type):
         return None
     call = next((c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None)
@@ -140,7 +146,8 @@ def user_calls(definition: cst.FunctionDef, active: set[str], resolver: Resolver
         if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
             continue
         call = small.value
-        if not any(isinstance(a.value, cst.Name) and a.value.value in active for a in call.args):
+        callee_active = isinstance(call.func, cst.Name) and call.func.value in active
+        if not callee_active and not any(isinstance(a.value, cst.Name) and a.value.value in active for a in call.args):
             continue
         if receiver(call.func) in active:
             continue
@@ -173,6 +180,7 @@ class Site:
     keywords: tuple[str, ...]  # the names of its keyword arguments, in order
     active: tuple[int, ...]  # which arguments (positional, then keywords) are differentiable
     kinds: tuple[str, ...]  # per argument, what the caller knows of it (transforms.kinds)
+    callee_active: bool = False  # the called value is differentiable (a closure over active values)
 
     @property
     def call(self) -> cst.Call:

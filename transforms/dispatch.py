@@ -18,6 +18,7 @@ recursion limit (`cpsgrad.api.max_depth`, then DepthLimitError), never by the C 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
 import linecache
@@ -25,6 +26,7 @@ import types
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime_closures import DEFINITIONS, environment_adjoint, partial_adjoint
 from cpsgrad.transforms import calls, fence, source
 from cpsgrad.transforms.kinds import ANY, NUMBER, NUMBER_TYPES
 from cpsgrad.transforms.kinds import of as kind_of
@@ -45,9 +47,9 @@ class _Slot:
 class Plan:
     """How one call site's arguments reach one function's parameters, and the programs run."""
 
-    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs")
+    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment")
 
-    def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool):
+    def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool, captured: int = 0, default_names=(), environment: int = 0):
         self.function = function
         self.code = function.__code__  # a changed code object is transformed again
         self.prefix = prefix  # how many values the target binds before the call's arguments
@@ -58,17 +60,24 @@ class Plan:
         self.direct = direct  # the positional values are exactly the parameters
         self.table_version = TABLE.version  # a new rule may make the callee a primitive
         self.programs: dict = {}  # key (per parameter: its type, or its kind for a tuple or list) -> program
+        self.captured = captured  # a nested function's captured values, its program's first parameters
+        self.default_names = default_names  # the parameters the call leaves to their defaults
+        self.environment = environment  # how many leading adjoints are the called closure's environment's
 
     def fresh(self, callee_code) -> bool:
         return self.table_version == TABLE.version and self.code is callee_code
 
 
-def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...]) -> Plan:
+def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...], callee_active: bool = False) -> Plan:
     """Bind a call of `target` with `positional` positional arguments and keyword arguments
-    `keywords` (site order, then the target's own) to its parameters; TypeError as Python's."""
+    `keywords` (site order, then the target's own) to its parameters; TypeError as Python's.
+
+    A nested function's program takes its captured values first (`target.captured`); where the
+    called value is differentiable (`callee_active`), it is differentiated with respect to them
+    and to the parameters its defaults fill, whose adjoints make the closure's."""
     function = target.function
     if function.__code__.co_flags & _SPREAD:
-        fence.check(source.read(function))  # raises, naming the *args or **kwargs parameter
+        fence.check(source.read(function, lifted=True))  # raises, naming the *args or **kwargs parameter
     own = [name for name, _ in target.keywords if name not in keywords]
     keyword_names = (*keywords, *own)
     count = len(target.prefix) + positional
@@ -78,19 +87,28 @@ def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], activ
     except TypeError as error:
         raise TypeError(f"{function.__qualname__}(): {error}") from None
     bound.apply_defaults()
-    order: list[int] = []
+    captured = len(target.captured) if target.captured is not None else 0
+    order: list[int] = list(range(captured))
     defaults: list = []
+    default_names: list[str] = []
     for name in source.parameter_names(function):
         value = bound.arguments[name]
         if isinstance(value, _Slot):
-            order.append(value.index)
+            order.append(captured + value.index)
         else:
-            order.append(len(slots) + len(defaults))
+            order.append(captured + len(slots) + len(defaults))
             defaults.append(value)
-    values = [len(target.prefix) + i if i < positional else count + keyword_names.index(keywords[i - positional]) for i in active]
-    argnums = tuple(order.index(v) for v in values)
-    direct = not keyword_names and not defaults and order == list(range(count))
-    return Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct)
+            default_names.append(name)
+    values = [captured + (len(target.prefix) + i if i < positional else count + keyword_names.index(keywords[i - positional])) for i in active]
+    environment: list[int] = []
+    if callee_active and target.captured is not None:
+        environment = [*range(captured), *(order.index(captured + len(slots) + j) for j in range(len(defaults)))]
+    if callee_active and target.partial is not None:  # its bound arguments, and keywords the call leaves it
+        environment += [order.index(captured + j) for j in range(len(target.prefix))]
+        environment += [order.index(captured + count + keyword_names.index(name)) for name in own]
+    argnums = (*environment, *(order.index(v) for v in values))
+    direct = not captured and not keyword_names and not defaults and order == list(range(count))
+    return Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured, tuple(default_names), len(environment))
 
 
 def key_of(value):
@@ -109,17 +127,21 @@ class CallSite:
     `site.call(callee, k, *arguments, **keywords)`, which returns what `k` returned, then the
     adjoints of the differentiable arguments in the call's order."""
 
-    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call")
+    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active")
 
-    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...]):
+    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...], callee_active: bool = False):
         self.label = label  # the callee as the call names it, for messages
         self.location = location
         self.active = active  # which arguments (positional, then keywords) are differentiable
         self.keywords = keywords
+        # the called value is differentiable (a closure over differentiable values): its adjoint
+        # comes back first, before the arguments'
+        self.callee_active = callee_active
         self.functions: dict = {}  # function -> its direct Plan, for the fast path
         self.methods: dict = {}  # a bound method's function -> its direct Plan (the instance first)
-        self.others: dict = {}  # (function, prefix length, keyword names) -> Plan
-        self.call = _dispatcher(positional)(self) if not keywords else self.call_with_keywords
+        self.others: dict = {}  # (function or nested code, prefix length, keyword names) -> Plan
+        fast = not keywords and not callee_active
+        self.call = _dispatcher(positional)(self) if fast else self.call_with_keywords
 
     def call_with_keywords(self, callee, k, /, *arguments, **keywords):
         return self.slow(callee, k, arguments, keywords)
@@ -131,7 +153,14 @@ class CallSite:
             keywords = {**dict(target.keywords), **(keywords or {})}
         found = self.plan(target, len(arguments))
         values = target.prefix + arguments
-        if found.direct:
+        if target.captured is not None:
+            # a nested function: its captured values first, its defaults its own (each made
+            # function has the defaults its definition evaluated)
+            values = target.captured + values
+            defaults = _defaults_of(target.function, found.default_names)
+            every = values + tuple([keywords[name] for name in found.keyword_names]) + defaults
+            parameters = tuple([every[i] for i in found.order])
+        elif found.direct:
             parameters = values
         else:
             every = values + tuple([keywords[name] for name in found.keyword_names]) + found.defaults
@@ -140,19 +169,52 @@ class CallSite:
         program = found.programs.get(key)
         if program is None:
             program = found.programs[key] = self.program(found, kinds_of_key(key))
-        return _invoker(len(parameters))(program, parameters, k)
+        result = _invoker(len(parameters))(program, parameters, k)
+        if not self.callee_active:
+            return result
+        if not found.environment:  # a called value with no environment to differentiate
+            if isinstance(callee, functools.partial) and (callee.args or callee.keywords):
+                raise UnsupportedError(
+                    self.location, f"call of {self.label}",
+                    "differentiating the arguments bound in a partial of a partial or of a method is not "
+                    "supported; bind them in one functools.partial of a function",
+                )
+            return (result[0], 0.0, *result[1:])
+        split = 1 + found.environment
+        environment = result[1:split]
+        adjoint = 0.0
+        own = len(found.default_names) + found.captured if target.captured is not None else 0
+        if target.captured is not None:
+            definition = DEFINITIONS[target.function.__code__]
+            adjoint = environment_adjoint(definition, environment[: found.captured], dict(zip(found.default_names, environment[found.captured : own], strict=True)))
+        if target.partial is not None:
+            bound = len(target.prefix)
+            given = dict(zip([n for n in target.partial.keywords if n not in self.keywords], environment[own + bound :], strict=True))
+            keywords = tuple(given.get(name, 0.0) for name in target.partial.keywords)
+            adjoint = partial_adjoint(adjoint, environment[own : own + bound], keywords)
+        return (result[0], adjoint, *result[split:])
 
     def plan(self, target: calls.Target, positional: int) -> Plan:
         function = target.function
         prefix = len(target.prefix)
         names = tuple(name for name, _ in target.keywords)
+        if target.captured is not None:  # one plan for every function made from the code
+            key = (function.__code__, prefix, names, positional)
+            found = self.others.get(key)
+            if found is not None and found.fresh(function.__code__):
+                return found
+            found = plan(target, positional, self.keywords, self.active, self.callee_active)
+            if len(self.others) >= MAX_PLANS:
+                self.others.clear()
+            self.others[key] = found
+            return found
         fast = None if names else {0: self.functions, 1: self.methods}.get(prefix)
         found = fast.get(function) if fast is not None else None
         if found is None or found.prefix != prefix:
             found = self.others.get((function, prefix, names))
         if found is not None and found.fresh(function.__code__):
             return found
-        found = plan(target, positional, self.keywords, self.active)
+        found = plan(target, positional, self.keywords, self.active, self.callee_active)
         table, key = (fast, function) if found.direct and fast is not None else (self.others, (function, prefix, names))
         if len(table) >= MAX_PLANS:
             table.clear()
@@ -267,6 +329,17 @@ def _invoker(count: int):
         exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
         invoke = _INVOKERS[count] = namespace["invoke"]
     return invoke
+
+
+def _defaults_of(function: types.FunctionType, names: tuple[str, ...]) -> tuple:
+    """The values of `function`'s defaults for the parameters `names`."""
+    if not names:
+        return ()
+    code = function.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    given = dict(zip(positional[len(positional) - len(function.__defaults__ or ()) :], function.__defaults__ or (), strict=True))
+    given.update(function.__kwdefaults__ or {})
+    return tuple(given[name] for name in names)
 
 
 def _unbound_method(callee):

@@ -16,17 +16,23 @@ from cpsgrad import runtime
 RUNTIME_NAME = "cpsgrad_runtime"
 
 
-def wrapper_parameters(function: types.FunctionType, helpers: dict) -> list[str]:
-    return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME), *function.__code__.co_freevars]
+def free_variables(function: types.FunctionType, captured: tuple[str, ...]) -> tuple[str, ...]:
+    """The free variables the program reads through the function's own cells: all of them, but
+    those a nested function's program takes as parameters (`captured`, transforms/closures.py)."""
+    return tuple(n for n in function.__code__.co_freevars if n not in captured)
 
 
-def compile_program(text: str, filename: str, wrapper: str, entry: str, function: types.FunctionType, helpers: dict) -> types.FunctionType:
+def wrapper_parameters(free: tuple[str, ...], helpers: dict) -> list[str]:
+    return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME), *free]
+
+
+def compile_program(text: str, filename: str, wrapper: str, entry: str, function: types.FunctionType, helpers: dict, free: tuple[str, ...]) -> types.FunctionType:
     """Compile `text` (exactly what `cpsgrad show` prints) and return its function `entry`."""
     lines = text.splitlines(keepends=True)
     linecache.cache[filename] = (len(text), None, lines, filename)
     scratch: dict = {}
     exec(compile(text, filename, "exec"), scratch)  # noqa: S102 - the program cpsgrad generated
-    names = wrapper_parameters(function, helpers)
+    names = wrapper_parameters(free, helpers)
     template = scratch[wrapper](*([None] * len(names)))
     code = template.__code__
     own = {RUNTIME_NAME: runtime, **helpers}

@@ -10,9 +10,6 @@ import libcst as cst
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms.source import FunctionSource
 
-_LATER_CLOSURES = "nested functions and lambdas are not supported yet; move it to module level"
-_LATER_COMPREHENSIONS = "comprehensions are not supported yet; write a for loop that appends"
-
 # node type -> (construct name, what to do instead)
 _REJECTED: dict[type, tuple[str, str]] = {
     cst.Try: ("try statement", "exceptions cannot be differentiated through; check the condition with if instead"),
@@ -24,12 +21,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Nonlocal: ("nonlocal statement", "nonlocal writes are not differentiable; pass the value as an argument and return the new one"),
     cst.Del: ("del statement", "remove the del; names go out of scope when the function returns"),
     cst.ClassDef: ("class definition", "define the class at module level"),
-    cst.FunctionDef: ("nested def", _LATER_CLOSURES),
-    cst.Lambda: ("lambda", _LATER_CLOSURES),
-    cst.ListComp: ("list comprehension", _LATER_COMPREHENSIONS),
-    cst.SetComp: ("set comprehension", _LATER_COMPREHENSIONS),
-    cst.DictComp: ("dict comprehension", _LATER_COMPREHENSIONS),
-    cst.GeneratorExp: ("generator expression", _LATER_COMPREHENSIONS),
     cst.Import: ("import statement", "import at module level"),
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
@@ -58,6 +49,31 @@ class Fence(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == "cpsgrad_runtime":
             self.reject(node, "the name cpsgrad_runtime", "it is reserved for cpsgrad's generated code; rename it")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        """A nested def is checked when it is transformed (on its first differentiated call);
+        here only what its definition itself does."""
+        if node.asynchronous is not None:
+            self.reject(node, "nested async def", "coroutines cannot be differentiated; write a plain def")
+        if node.decorators:
+            self.reject(node.decorators[0], "decorator on a nested def", "apply the decorator by a call after the def (g = decorator(g))")
+        self._check_parameters(node.params)
+        for default in _defaults(node.params):
+            default.visit(self)
+        node.body.visit(_Writes(self))
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self._check_parameters(node.params)
+        for default in _defaults(node.params):
+            default.visit(self)
+        return False
+
+    def _check_parameters(self, params: cst.Parameters) -> None:
+        if isinstance(params.star_arg, cst.Param):
+            self.reject(params.star_arg, "*args parameter", "name each parameter")
+        if params.star_kwarg is not None:
+            self.reject(params.star_kwarg, "**kwargs parameter", "name each parameter")
 
     def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:
@@ -94,6 +110,21 @@ class Fence(cst.CSTVisitor):
             self.reject(target, "assignment to an attribute", "attribute writes are not supported yet; return the new value instead")
         elif not isinstance(target, cst.Name):
             self.reject(target, "assignment target", "assign to a plain name")
+
+
+class _Writes(cst.CSTVisitor):
+    """`nonlocal` in a nested def: it would write the enclosing function's variables, which
+    cpsgrad's closures capture as values."""
+
+    def __init__(self, fence: Fence):
+        self.fence = fence
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.fence.reject(node, *_REJECTED[cst.Nonlocal])
+
+
+def _defaults(params: cst.Parameters) -> list[cst.BaseExpression]:
+    return [p.default for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.default is not None]
 
 
 def check(source: FunctionSource) -> None:

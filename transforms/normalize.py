@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import lists, naming, syntax
+from cpsgrad.transforms import closures, lists, naming, syntax
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
@@ -43,14 +43,19 @@ class Normalized:
     parameters: list[str]
     origins: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(core statement) -> user node
     loop_labels: dict[int, str] = field(default_factory=dict)  # id(core while) -> "while_1", "for_2", ...
+    definitions: dict = field(default_factory=dict)  # def_g, lambda_1, ... -> runtime_closures.Definition
 
     def location(self, statement: cst.CSTNode):
         return self.source.location(self.origins.get(id(statement)))
 
 
 def normalize(source: FunctionSource) -> Normalized:
-    """Rewrite `source`'s function into the core language."""
-    return _Normalizer(source).run()
+    """Rewrite `source`'s function into the core language (its nested defs and lambdas first
+    replaced by the calls that make them, transforms/closures.py)."""
+    lifted = closures.lift(source)
+    normalized = _Normalizer(lifted.source).run()
+    normalized.definitions = lifted.definitions
+    return normalized
 
 
 class _Normalizer:
@@ -63,14 +68,14 @@ class _Normalizer:
         self.globals = source.function.__globals__
         self.reassigned = _assigned_names(source.definition)
         params = source.definition.params
-        parameters = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        parameters = {*source.captured, *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))}
         self.locals = self.reassigned | parameters
         self.lists = lists.functional_lists(source.definition, parameters, Resolver(source.function, self.locals))
 
     def run(self) -> Normalized:
         definition = self.source.definition
         params = definition.params
-        parameters = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        parameters = [*self.source.captured, *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))]
         body = self.block(definition.body.body)
         plain_params = cst.Parameters([cst.Param(cst.Name(p)) for p in parameters])
         normalized = cst.FunctionDef(definition.name, plain_params, syntax.indented(body))

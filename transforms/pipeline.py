@@ -11,6 +11,7 @@ import libcst as cst
 
 from cpsgrad.errors import ArgumentError, CpsgradError
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime_closures import DEFINITIONS
 from cpsgrad.transforms import (
     activity,
     calls,
@@ -74,9 +75,17 @@ def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...
     found = cached(function, argnums, argument_kinds, every_parameter)
     if found is not None:
         return found
-    result = _run(source.read(function), argnums, argument_kinds, every_parameter)
-    _CACHE.setdefault(function, {})[argnums, argument_kinds, every_parameter] = result
+    result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
+    _CACHE.setdefault(_cache_key(function, every_parameter), {})[argnums, argument_kinds, every_parameter] = result
     return result
+
+
+def _cache_key(function: types.FunctionType, every_parameter: bool):
+    """A nested function's program, as calls from programs run it, takes what it captured as
+    parameters: one program serves every function made from its code object."""
+    if every_parameter and function.__code__ in DEFINITIONS:
+        return function.__code__
+    return function
 
 
 def default_kinds(function) -> tuple[str, ...]:
@@ -90,7 +99,7 @@ def default_kinds(function) -> tuple[str, ...]:
 def cached(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> Transformed | None:
     """The cached transform, if the function's code, the rule table and the globals it took for
     numbers are unchanged."""
-    entry = _CACHE.get(function, {}).get((argnums, argument_kinds, every_parameter))
+    entry = _CACHE.get(_cache_key(function, every_parameter), {}).get((argnums, argument_kinds, every_parameter))
     if entry is not None and entry.code is function.__code__ and entry.table_version == TABLE.version and entry.assumptions_hold():
         return entry
     return None
@@ -145,6 +154,7 @@ def _site(call: cps.Call, normalized: normalize.Normalized, resolver: Resolver, 
         tuple(a.keyword.value for a in value.args if a.keyword is not None),
         tuple(i for i, a in enumerate(arguments) if isinstance(a.value, cst.Name) and a.value.value in active),
         tuple(kinds.atom_kind(a.value, numbers, sequences, resolver) for a in arguments),
+        isinstance(value.func, cst.Name) and value.func.value in active,
     )
 
 
@@ -188,7 +198,7 @@ def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple
     if stage == "final":
         transformed = transform(function, argnums, argument_kinds, every_parameter)
         return transformed.text("final"), transformed.sites
-    front = _front(source.read(function), argnums, argument_kinds, every_parameter)
+    front = _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     text = syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
     return text, front.sites
 
@@ -212,10 +222,12 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     front = _front(read, argnums, argument_kinds, every_parameter)
     program = front.program
     generator = Generator(program, front.resolver, front.differentiated, front.numbers, front.sites)
+    generator.namespace.update(front.normalized.definitions)
     body = generator.generate()
     entry = naming.cps_function(program.function.name)
     wrapper = naming.program_wrapper(program.function.name)
-    parameters = emit.wrapper_parameters(read.function, generator.namespace)
+    free = emit.free_variables(read.function, read.captured)
+    parameters = emit.wrapper_parameters(free, generator.namespace)
     indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     final = (
         _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)), front.sites, sorted(front.resolver.assumed))
@@ -224,7 +236,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         + f"    return {entry}\n"
     )
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
-    compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace)
+    compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free)
     stages = {
         "normalize": syntax.code(front.normalized.definition),
         "cps": cps.render(program),

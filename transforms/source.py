@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import textwrap
 import types
@@ -24,6 +25,9 @@ class FunctionSource:
     indent: int
     definition: cst.FunctionDef
     positions: Mapping[cst.CSTNode, CodeRange] = field(repr=False)
+    # a nested def or lambda of a transformed function, read for its calls from programs: the
+    # free variables its program takes as leading parameters (transforms/closures.py)
+    captured: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -62,9 +66,18 @@ def unwrap(function: Callable) -> types.FunctionType:
     return function
 
 
-def read(function: Callable) -> FunctionSource:
-    """Read and parse the source of `function` (a `def`, or the only lambda on its lines)."""
+def read(function: Callable, lifted: bool = False) -> FunctionSource:
+    """Read and parse the source of `function` (a `def`, or the only lambda on its lines).
+
+    A nested def or lambda of a function cpsgrad transformed is found in that function's parsed
+    source; `lifted` reads it as its calls from programs take it: its free variables first, as
+    parameters (otherwise they are read from its cells, as for any user closure)."""
     function = unwrap(function)
+    from cpsgrad.runtime_closures import DEFINITIONS
+
+    nested = DEFINITIONS.get(function.__code__)
+    if nested is not None:
+        return dataclasses.replace(nested.source, function=function, captured=nested.source.captured if lifted else ())
     try:
         # the code object, not the function: inspect would follow a decorator's __wrapped__ to
         # another function's source, and the program must be the function that actually runs

@@ -37,25 +37,6 @@ def uses_del(x):
     return x
 
 
-def uses_nested_def(x):
-    def helper(y):
-        return y * 2
-    return helper(x)
-
-
-def uses_lambda(x):
-    double = lambda y: y * 2  # noqa: E731
-    return double(x)
-
-
-def uses_list_comprehension(x):
-    return sum([x * i for i in range(3)])
-
-
-def uses_generator(x):
-    return sum(x * i for i in range(3))
-
-
 def uses_import(x):
     import os  # noqa: F401
     return x
@@ -117,12 +98,8 @@ REJECTED = {
     "uses_with": ("with statement", 1),
     "uses_yield": ("yield", 1),
     "uses_global": ("global statement", 1),
-    "uses_nonlocal": ("nested def", 1),
+    "uses_nonlocal": ("nonlocal statement", 2),
     "uses_del": ("del statement", 2),
-    "uses_nested_def": ("nested def", 1),
-    "uses_lambda": ("lambda", 1),
-    "uses_list_comprehension": ("list comprehension", 1),
-    "uses_generator": ("generator expression", 1),
     "uses_import": ("import statement", 1),
     "uses_walrus": ("assignment expression (:=)", 1),
     "uses_dict_unpacking": ("starred expression", 1),

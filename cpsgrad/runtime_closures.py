@@ -1,0 +1,111 @@
+"""Functions made by derivative programs: the nested defs and lambdas of a transformed function.
+
+`make_function(definition, environment)` is what a nested `def` or `lambda` becomes
+(`transforms/closures.py`): a real Python function built from the definition's own code object,
+with new cells holding the captured values and the defaults it was given, so it behaves as
+Python's closure wherever it goes. Its adjoint is a `SequenceAdjoint` aligned with
+`environment` (the captured values, then the defaults), or `0.0`.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from dataclasses import dataclass, field
+
+__all__ = ["make_function", "make_partial"]
+
+
+@dataclass(eq=False)
+class Definition:
+    """One nested def or lambda of a transformed function, as `make_function` needs it."""
+
+    code: types.CodeType
+    globals: dict = field(repr=False)
+    name: str
+    qualname: str
+    captured: tuple[str, ...]  # the free variables whose values the environment holds, in code order
+    own: str | None  # the free variable naming the function itself (a recursive nested def), if any
+    positional_defaults: int  # how many positional parameters have defaults
+    keyword_defaults: tuple[str, ...]  # the keyword-only parameters with defaults, in order
+    source: object = field(repr=False)  # transforms.source.FunctionSource of the definition
+    location: object = None
+
+    def __repr__(self) -> str:
+        return f"<definition of {self.qualname} at {self.location}>"
+
+
+#: code object -> its Definition, for every nested function of a function cpsgrad transformed
+DEFINITIONS: dict[types.CodeType, Definition] = {}
+
+
+def make_function(definition: Definition, environment: tuple) -> types.FunctionType:
+    """A new function of `definition`'s code closing over the values in `environment`."""
+    code = definition.code
+    count = len(definition.captured)
+    values = iter(environment[:count])
+    cells = []
+    own = None
+    for name in code.co_freevars:
+        if name == definition.own:
+            own = types.CellType()
+            cells.append(own)
+        else:
+            cells.append(types.CellType(next(values)))
+    positional = tuple(environment[count : count + definition.positional_defaults])
+    function = types.FunctionType(code, definition.globals, definition.name, positional or None, tuple(cells) or None)
+    if definition.keyword_defaults:
+        function.__kwdefaults__ = dict(zip(definition.keyword_defaults, environment[count + definition.positional_defaults :], strict=True))
+    function.__qualname__ = definition.qualname
+    if own is not None:
+        own.cell_contents = function
+    return function
+
+
+def captured_values(function: types.FunctionType) -> tuple:
+    """The values a made function's cells hold, in its code's free-variable order."""
+    return tuple(cell.cell_contents for cell in function.__closure__ or ())
+
+
+def environment_adjoint(definition: Definition, captured: tuple, defaulted: dict):
+    """The adjoint of a made function from one call of its program: the adjoints of its captured
+    values (`captured`, in free-variable order; the function's own slot holds the adjoint of the
+    recursive calls it made, an environment adjoint itself, which is added in), and of the
+    defaults the call used (`defaulted`: parameter name -> adjoint)."""
+    from cpsgrad.runtime import SequenceAdjoint
+
+    parts = []
+    folded = 0.0
+    for name, adjoint in zip(definition.code.co_freevars, captured, strict=True):
+        if name == definition.own:
+            folded = adjoint
+        else:
+            parts.append(adjoint)
+    code = definition.code
+    positional = code.co_varnames[: code.co_argcount]
+    for name in positional[len(positional) - definition.positional_defaults :]:
+        parts.append(defaulted.get(name, 0.0))
+    for name in definition.keyword_defaults:
+        parts.append(defaulted.get(name, 0.0))
+    if all(type(p) is float and p == 0.0 for p in parts) and type(folded) is float:
+        return folded
+    total = SequenceAdjoint(parts)
+    return total if type(folded) is float and folded == 0.0 else total + folded
+
+
+def make_partial(function, arguments: tuple, names: tuple, values: tuple) -> functools.partial:
+    """`functools.partial(function, *arguments, **dict(zip(names, values)))`, as a transformed
+    function's own call of it becomes. Its adjoint is a `SequenceAdjoint` of three: the adjoint of
+    `function` (a closure's environment), of `arguments` and of `values`."""
+    return functools.partial(function, *arguments, **dict(zip(names, values, strict=True)))
+
+
+def partial_adjoint(function_adjoint, arguments: tuple, keywords: tuple):
+    """The adjoint of a partial from one call: that of its function (a closure's environment),
+    of its bound positional arguments, and of its keywords in its order (0.0 for those the call
+    passed itself)."""
+    from cpsgrad.runtime import SequenceAdjoint
+
+    if type(function_adjoint) is float and all(type(a) is float and a == 0.0 for a in (*arguments, *keywords)):
+        return 0.0
+    return SequenceAdjoint((function_adjoint, SequenceAdjoint(arguments), SequenceAdjoint(keywords)))
