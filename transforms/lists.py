@@ -9,7 +9,8 @@ change in place and a new value bound to the same name cannot be told apart, so 
 
 A name qualifies when (a static, flow-insensitive check on the user's source):
   - it is a local, not a parameter, and every assignment to it builds a new list: a display
-    `[...]`, `list(...)` or `sorted(...)`, bound to it alone (no unpacking, no loop target);
+    `[...]`, a list comprehension, `list(...)` or `sorted(...)`, bound to it alone (no unpacking,
+    no loop target);
   - its only methods called are `append(v)`, `pop()` or `pop(i)` (and `copy`, `index`, `count`,
     which change nothing);
   - no other reference to the list it holds can be used after an append or pop: wherever it is
@@ -139,7 +140,7 @@ class _Uses(cst.CSTVisitor):
         self.bound.setdefault(name, []).append(fresh)
 
     def builds_list(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.List):
+        if isinstance(value, (cst.List, cst.ListComp)):
             return True
         if isinstance(value, cst.Call):
             callee = self.resolver.resolve(value.func)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import closures, lists, naming, syntax
+from cpsgrad.transforms import closures, comprehensions, lists, naming, syntax
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
@@ -389,6 +389,8 @@ class _Normalizer:
             return self.conditional(node, out)
         if isinstance(node, cst.Call):
             return self.call(node, out)
+        if isinstance(node, comprehensions.NODES):  # -> loops (transforms/comprehensions.py)
+            return comprehensions.comprehension(self, node, out)
         if isinstance(node, cst.Subscript):
             value = self.atom(node.value, out)
             return cst.Subscript(value, [cst.SubscriptElement(self.index(e.slice, out)) for e in node.slice])
@@ -411,6 +413,9 @@ class _Normalizer:
         return cst.Slice(**{part: None if value is None else self.atom(value, out) for part, value in parts.items()})
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
+        rewritten = comprehensions.higher_order_call(self, node, out)  # map, filter, reduce, ...
+        if rewritten is not None:
+            return rewritten
         callee = node.func
         if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value in self.lists and callee.attr.value in lists.MUTATIONS:
             return self.list_mutation(callee.value, callee.attr.value, node, out)

@@ -68,3 +68,59 @@ def construct(kind, positional, keywords, names):
     y_d = yield y
     positional_d += cpsgrad_runtime.constructed_positional(kind, len(positional), y_d)
     keywords_d += cpsgrad_runtime.constructed_keywords(kind, names, y_d)
+
+
+# ---- comprehensions and the builtin higher-order functions (transforms/comprehensions.py) ------
+
+
+@rule(cpsgrad_runtime.inserted)
+def inserted(d, key, value):
+    y = cpsgrad_runtime.inserted(d, key, value)
+    y_d = yield y
+    d_d += cpsgrad_runtime.inserted_adjoint(key, y_d)
+    value_d += cpsgrad_runtime.entry(y_d, key)
+
+
+@rule(sorted)
+def sorted_(xs, *, key=None, reverse=False):
+    y = sorted(xs, key=key, reverse=reverse)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.sorted_adjoint(xs, key, reverse, y_d)
+
+
+@rule(max)
+def max_key(xs, *, key):
+    y = max(xs, key=key)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.chosen_adjoint(xs, key, max, y, y_d)
+
+
+@rule(min)
+def min_key(xs, *, key):
+    y = min(xs, key=key)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.chosen_adjoint(xs, key, min, y, y_d)
+
+
+@rule(zip)
+def zip_(xs, ys, *, strict=False):
+    y = zip(xs, ys, strict=strict)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.zipped_adjoint(xs, 0, y_d)
+    ys_d += cpsgrad_runtime.zipped_adjoint(ys, 1, y_d)
+
+
+@rule(zip)
+def zip_three(xs, ys, zs, *, strict=False):
+    y = zip(xs, ys, zs, strict=strict)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.zipped_adjoint(xs, 0, y_d)
+    ys_d += cpsgrad_runtime.zipped_adjoint(ys, 1, y_d)
+    zs_d += cpsgrad_runtime.zipped_adjoint(zs, 2, y_d)
+
+
+@rule(enumerate)
+def enumerate_(xs, start=0):
+    y = enumerate(xs, start)
+    y_d = yield y
+    xs_d += cpsgrad_runtime.enumerated_adjoint(y_d)

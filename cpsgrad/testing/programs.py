@@ -182,6 +182,7 @@ class _Function:
     loops: int = 0
     iterated: set[str] = field(default_factory=set)  # lists a `for` is iterating over now
     appendable: set[str] = field(default_factory=set)  # lists this function may append to
+    captured: set[str] = field(default_factory=set)  # read by a closure: never assigned again (late binding)
     statements: int = 0  # statements left
 
     def variables(self, kind: str) -> list[str]:
@@ -556,7 +557,7 @@ class _Builder:
 
     def assign_float(self, indent: str) -> list[str]:
         fn = self.function
-        targets = [v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated]
+        targets = [v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated and v not in fn.captured]
         value = self.expression(self.max_depth)
         if targets and self.chance(5):
             target = self.choose(targets)
@@ -586,7 +587,7 @@ class _Builder:
         if fn.loops:
             kinds.append("jump")
         kinds.append("return")
-        if len([v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated]) >= 2:
+        if len([v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated and v not in fn.captured]) >= 2:
             kinds.append("swap")
         kinds.append("chained")
         kind = self.choose(kinds)
@@ -594,7 +595,7 @@ class _Builder:
             return self.assign_float(indent)
         if kind == "swap":
             self.note("swap")
-            local = [v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated]
+            local = [v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated and v not in fn.captured]
             first = self.choose(local)
             second = self.choose([v for v in local if v != first])
             value = self.expression(self.max_depth - 1)
@@ -778,6 +779,9 @@ class _Builder:
             body = self.expression(self.max_depth - 1)
         finally:
             fn.scopes, fn.loops = outer, loops
+        # Python's closure reads a captured variable when it is called, cpsgrad's captures its
+        # value (and refuses a definition whose variables are assigned again): keep them fixed
+        fn.captured.update(v for scope in outer for v in scope if _mentions(body, v))
         fn.scopes[-1][name] = _Variable(CALLABLE)
         if self.chance():
             self.note("lambda")
