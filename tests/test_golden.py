@@ -15,7 +15,7 @@ import cpsgrad
 from tests.cases import golden_functions
 
 GOLDEN = Path(__file__).parent / "golden"
-FUNCTIONS = ["design_example", "loop_jumps", "early_return", "boolean_logic", "nested_ranges"]
+FUNCTIONS = ["design_example", "loop_jumps", "early_return", "boolean_logic", "nested_ranges", "closures"]
 STAGES = ["normalize", "cps", "final"]
 
 

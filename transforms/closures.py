@@ -85,7 +85,7 @@ def lift(read: FunctionSource) -> Lifted:
             label = f"{base}_{counter}"
         code = codes[id(node)]
         own = _own_name(node, read.definition)
-        definition = _definition(read, node, code, own)
+        definition = _definition(read, node, code, own, label)
         _check_late_binding(read, node, definition, own, bindings)
         labels[id(node)] = label
         definitions[label] = definition
@@ -171,10 +171,10 @@ def _own_name(node: cst.CSTNode, enclosing: cst.FunctionDef) -> str | None:
     return found[0] if found else None
 
 
-def _definition(read: FunctionSource, node: cst.CSTNode, code: types.CodeType, own: str | None) -> Definition:
+def _definition(read: FunctionSource, node: cst.CSTNode, code: types.CodeType, own: str | None, label: str) -> Definition:
     if isinstance(node, cst.Lambda):
         body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(node.body)])])
-        definition = cst.FunctionDef(cst.Name("lambda_"), node.params, body)
+        definition = cst.FunctionDef(cst.Name(label), node.params, body)  # its program: lambda_1__program
         name = "<lambda>"
     else:
         definition = node

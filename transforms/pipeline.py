@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import libcst as cst
@@ -46,6 +46,7 @@ class Transformed:
     table_version: int
     sites: list[calls.Site]  # its calls of user functions
     assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
+    definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
 
     def assumptions_hold(self) -> bool:
         """Whether every global the program took for a number still holds one."""
@@ -164,12 +165,27 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
     early stages do not need the later passes to succeed."""
     function = source.unwrap(function)
     argument_kinds = argument_kinds or default_kinds(function)
-    text, sites = _stage(function, argnums, stage, argument_kinds, False)
+    text, sites, definitions = _stage(function, argnums, stage, argument_kinds, False)
     parts = [text]
     seen = {(function, argnums, argument_kinds)}
-    pending = [(function, sites)]
+    pending = [(function, sites, definitions)]
     while pending:
-        caller, sites = pending.pop(0)
+        caller, sites, definitions = pending.pop(0)
+        for label, definition in definitions.items():
+            if definition.code in seen:
+                continue
+            seen.add(definition.code)
+            nested = _placeholder(definition)
+            names = source.read(nested, lifted=True).captured + tuple(source.parameter_names(nested))
+            where = f"# ---- {label} of {caller.__qualname__}: the {_described(definition)} ({definition.location})"
+            try:
+                text, more, inner = _stage(nested, tuple(range(len(names))), stage, (kinds.ANY,) * len(names), True)
+            except CpsgradError as error:  # its calls raise it when they run
+                parts.append(f"{where}, which cpsgrad refuses:\n# {error}\n")
+                continue
+            captured = f"it captures {', '.join(definition.captured)}" if definition.captured else "it captures nothing"
+            parts.append(f"{where}; {captured}. Its program, for arguments of any kind, with respect to every parameter:\n{text}")
+            pending.append((nested, more, inner))
         for site in sites:
             where = f"# ---- {site.label} of {caller.__qualname__} ({site.location})"
             if calls.is_gradient(site.callee):
@@ -185,22 +201,35 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
             target, target_argnums, target_kinds = callee
             wrt = ", ".join(source.parameter_names(target)[p] for p in target_argnums)
             try:
-                text, more = _stage(target, target_argnums, stage, target_kinds, True)
+                text, more, inner = _stage(target, target_argnums, stage, target_kinds, True)
             except CpsgradError as error:  # the call raises it when it runs
                 parts.append(f"{where} runs {target.__qualname__}, which cpsgrad refuses:\n# {error}\n")
                 continue
             parts.append(f"{where} runs {target.__qualname__}, with respect to {wrt}:\n{text}")
-            pending.append((target, more))
+            pending.append((target, more, inner))
     return "\n".join(parts)
 
 
-def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool) -> tuple[str, list[calls.Site]]:
+def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool) -> tuple[str, list[calls.Site], dict]:
     if stage == "final":
         transformed = transform(function, argnums, argument_kinds, every_parameter)
-        return transformed.text("final"), transformed.sites
+        return transformed.text("final"), transformed.sites, transformed.definitions
     front = _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     text = syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
-    return text, front.sites
+    return text, front.sites, front.normalized.definitions
+
+
+def _placeholder(definition) -> types.FunctionType:
+    """A function of a nested definition's code, for `show` (its program takes what it
+    captured as parameters, so the values in its cells do not matter)."""
+    from cpsgrad.runtime_closures import make_function
+
+    size = len(definition.captured) + definition.positional_defaults + len(definition.keyword_defaults)
+    return make_function(definition, (None,) * size)
+
+
+def _described(definition) -> str:
+    return "lambda" if definition.name == "<lambda>" else f"nested def {definition.name}"
 
 
 def _static_callee(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...], tuple[str, ...]] | None:
@@ -243,15 +272,20 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         "final": final,
     }
     assumed = tuple(sorted(front.resolver.assumed))
-    return Transformed(read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled, read.function.__code__, TABLE.version, front.sites, assumed)
+    return Transformed(
+        read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,
+        read.function.__code__, TABLE.version, front.sites, assumed, front.normalized.definitions,
+    )
 
 
 def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site], assumed: list[str]) -> str:
     wrt = ", ".join(differentiated) or "nothing"
     specialised = ", ".join(f"{name}: {kind}" for name, kind in argument_kinds.items()) or "no arguments"
+    nested = DEFINITIONS.get(read.function.__code__)
+    line = nested.location.line if nested is not None and nested.location is not None else read.first_line
     text = (
         f"# cpsgrad: the derivative program of {read.function.__qualname__} "
-        f"({read.filename}:{read.first_line}), with respect to {wrt}.\n"
+        f"({read.filename}:{line}), with respect to {wrt}.\n"
         f"# Specialised for arguments {specialised} (a number is a Python float or int).\n"
     )
     if assumed:

@@ -440,6 +440,10 @@ class _Builder:
         if callables:
 
             def closure() -> str:
+                if self.chance(3):  # handed to a builtin that calls it
+                    self.note("closure-map")
+                    values = ", ".join(self.expression(depth - 1) for _ in range(self.draw(st.integers(1, 3))))
+                    return f"sum(map({self.choose(callables)}, ({values},)))"
                 self.note("closure-call")
                 return f"{self.choose(callables)}({self.expression(depth)})"
 
@@ -783,11 +787,18 @@ class _Builder:
         # value (and refuses a definition whose variables are assigned again): keep them fixed
         fn.captured.update(v for scope in outer for v in scope if _mentions(body, v))
         fn.scopes[-1][name] = _Variable(CALLABLE)
+        floats = fn.variables(FLOAT)
+        signature = parameter
+        if floats and self.chance(3):  # a default evaluated at the definition, maybe differentiable
+            self.note("closure-default")
+            default = self.fresh("q")
+            signature = f"{parameter}, {default}={self.choose(floats)}"
+            body = f"({body}) * {default}"
         if self.chance():
             self.note("lambda")
-            return [f"{indent}{name} = lambda {parameter}: {body} + {parameter}"]
+            return [f"{indent}{name} = lambda {signature}: {body} + {parameter}"]
         self.note("closure")
-        return [f"{indent}def {name}({parameter}):", f"{indent}    return {body} + {parameter}"]
+        return [f"{indent}def {name}({signature}):", f"{indent}    return {body} + {parameter}"]
 
     # -- functions --
 
@@ -969,7 +980,7 @@ def programs(
     numpy: bool = True,
     containers: bool = True,
     recursion: bool = True,
-    closures: bool = False,
+    closures: bool = True,
     singleton_unpacking: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
@@ -980,9 +991,10 @@ def programs(
     - `numpy`: the entry may take a vector of length 3 (elementwise ops, np.sum/np.dot/...).
     - `containers`: tuples, lists (display, append, index, sum, len, iteration), dicts.
     - `recursion`: the last helper may recurse on an int depth that decreases (<= 3 deep).
-    - `closures`: lambdas and nested defs over local floats. Off: cpsgrad's fence rejects
-      nested functions and lambdas inside a differentiated function until closures land; the
-      change that supports them turns this on.
+    - `closures`: lambdas and nested defs over local floats (some with a default bound to a
+      float), called in expressions or handed to `map`; variables they capture are not
+      assigned again (cpsgrad captures values where Python's closures read them late, and
+      refuses the difference).
     - `singleton_unpacking`: `a, = t` from a one-element tuple (it once bound `a` to the tuple
       itself; found by this generator, fixed, on by default).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
@@ -1159,11 +1171,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--chunk", type=int, default=250, help="programs per hypothesis run")
     parser.add_argument("--no-numpy", action="store_true", help="no vector argument")
-    parser.add_argument("--closures", action="store_true", help="lambdas and nested defs")
+    parser.add_argument("--no-closures", action="store_true", help="no lambdas or nested defs")
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     parser.add_argument("--show", type=int, metavar="K", help="print K programs and exit")
     arguments = parser.parse_args(argv)
-    options = {"numpy": not arguments.no_numpy, "closures": arguments.closures}
+    options = {"numpy": not arguments.no_numpy, "closures": not arguments.no_closures}
     soak_options = {**options, "shrink": not arguments.no_shrink}
     if arguments.show:
         from hypothesis import HealthCheck, given, seed, settings

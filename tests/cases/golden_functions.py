@@ -49,3 +49,11 @@ def nested_ranges(x: float, n: int):
         for j in range(i, n, 2):
             s += x ** 2 / (1 + i + j)
     return s
+
+
+def closures(x, w):
+    """A lambda over a differentiable value, a nested def with a default, both called."""
+    scale = lambda v: v * w  # noqa: E731
+    def shifted(v, by=x):
+        return scale(v) + by
+    return shifted(x) * scale(2.0)
