@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import cpsgrad
 from cpsgrad import cli
+from cpsgrad.testing import check_grad
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "docs" / "examples"
@@ -94,6 +96,18 @@ def test_mlp_checks_its_gradient_and_its_loss_decreases():
     losses = result["losses"]
     assert len(losses) == 4 and losses[-1] < 0.5 * losses[0], losses
     assert result["test_accuracy"] > 0.7
+
+
+def test_ode_fit_recovers_the_parameters_through_closures():
+    ode_fit = load("ode_fit")
+    dt = 0.1
+    observed = ode_fit.observations({"k": 2.0, "c": 0.3}, 40, dt, noise=0.0)
+    theta = {"k": 1.2, "c": 0.6}
+    loss, grads = cpsgrad.value_and_grad(ode_fit.loss_fn)(theta, observed, dt)
+    assert loss == ode_fit.loss_fn(theta, observed, dt)
+    assert set(grads) == {"k", "c"}
+    check_grad(ode_fit.loss_of, 1.2, 0.6, observed, dt, argnums=(0, 1))
+    assert ode_fit.main(["--steps", "150", "--points", "40"]) == 0
 
 
 # ---- the scripts, as a user runs them ----------------------------------------------------------
