@@ -7,7 +7,7 @@ written with a generator expression:
 
     field = make_field(theta)                 # a closure capturing theta["k"], theta["c"]
     path = euler(field, (1.0, 0.0), dt, n)    # calls field at every step
-    loss = sum((p[0] - o) ** 2 for p, o in zip(path, observed)) / len(observed)
+    loss = sum((p[0] - o) ** 2 for p, o in zip(path, observed, strict=True)) / len(observed)
 
 `cpsgrad.value_and_grad(loss_fn)(theta, observed, dt)` returns the loss and a dict of the keys of
 `theta`: the gradient reaches k and c through the closure, the calls inside `euler`, the
@@ -43,14 +43,14 @@ def euler(field, state, dt, steps):
     path = [state]
     for _ in range(steps):
         slope = field(state)
-        state = tuple(s + dt * d for s, d in zip(state, slope))
+        state = tuple(s + dt * d for s, d in zip(state, slope, strict=True))
         path.append(state)
     return path
 
 
 def loss_fn(theta, observed, dt):
     path = euler(make_field(theta), (1.0, 0.0), dt, len(observed) - 1)
-    return sum((p[0] - o) ** 2 for p, o in zip(path, observed)) / len(observed)
+    return sum((p[0] - o) ** 2 for p, o in zip(path, observed, strict=True)) / len(observed)
 
 
 def loss_of(k, c, observed, dt):

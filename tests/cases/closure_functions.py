@@ -89,7 +89,7 @@ def loop_immediately_called(x, w):
     s = 0.0
     for i in range(3):
         def term(v):
-            return v * w * i
+            return v * w * i  # noqa: B023
         s = s + term(x)
     return s
 
@@ -112,7 +112,7 @@ def used_by_plain_python(x, w):
 def late_in_loop(x):
     fs = []
     for i in range(3):
-        fs.append(lambda y: y * i)
+        fs.append(lambda y: y * i)  # noqa: B023
     return fs[0](x)
 
 
@@ -124,7 +124,7 @@ def late_reassigned(x):
 
 
 def late_in_comprehension(x):
-    return [lambda y: y * i for i in range(3)][0](x)
+    return [lambda y: y * i for i in range(3)][0](x)  # noqa: B023
 
 
 def mutual_nested(x, n):
