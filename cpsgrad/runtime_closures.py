@@ -30,6 +30,14 @@ class Definition:
     keyword_defaults: tuple[str, ...]  # the keyword-only parameters with defaults, in order
     source: object = field(repr=False)  # transforms.source.FunctionSource of the definition
     location: object = None
+    default_names: tuple[str, ...] = field(init=False)  # parameters with defaults, in environment order
+    own_index: int = field(init=False)  # the function's own slot among its free variables, or -1
+
+    def __post_init__(self) -> None:
+        code = self.code
+        positional = code.co_varnames[: code.co_argcount]
+        self.default_names = (*positional[len(positional) - self.positional_defaults :], *self.keyword_defaults)
+        self.own_index = code.co_freevars.index(self.own) if self.own is not None else -1
 
     def __repr__(self) -> str:
         return f"<definition of {self.qualname} at {self.location}>"
@@ -72,25 +80,31 @@ def environment_adjoint(definition: Definition, captured: tuple, defaulted: dict
     values (`captured`, in free-variable order; the function's own slot holds the adjoint of the
     recursive calls it made, an environment adjoint itself, which is added in), and of the
     defaults the call used (`defaulted`: parameter name -> adjoint)."""
-    from cpsgrad.runtime import SequenceAdjoint
-
-    parts = []
+    parts = list(captured)
     folded = 0.0
-    for name, adjoint in zip(definition.code.co_freevars, captured, strict=True):
-        if name == definition.own:
-            folded = adjoint
-        else:
-            parts.append(adjoint)
-    code = definition.code
-    positional = code.co_varnames[: code.co_argcount]
-    for name in positional[len(positional) - definition.positional_defaults :]:
-        parts.append(defaulted.get(name, 0.0))
-    for name in definition.keyword_defaults:
-        parts.append(defaulted.get(name, 0.0))
-    if all(type(p) is float and p == 0.0 for p in parts) and type(folded) is float:
+    if definition.own_index >= 0:
+        folded = parts.pop(definition.own_index)
+    if definition.default_names:
+        parts += [defaulted.get(name, 0.0) for name in definition.default_names]
+    for part in parts:
+        if type(part) is not float or part != 0.0:
+            break
+    else:
         return folded
-    total = SequenceAdjoint(parts)
+    total = _sequence_adjoint()(parts)
     return total if type(folded) is float and folded == 0.0 else total + folded
+
+
+_SEQUENCE_ADJOINT: list = []
+
+
+def _sequence_adjoint():
+    """`cpsgrad.runtime.SequenceAdjoint` (runtime imports this module, so it is found late)."""
+    if not _SEQUENCE_ADJOINT:
+        from cpsgrad.runtime import SequenceAdjoint
+
+        _SEQUENCE_ADJOINT.append(SequenceAdjoint)
+    return _SEQUENCE_ADJOINT[0]
 
 
 def make_partial(function, arguments: tuple, names: tuple, values: tuple) -> functools.partial:
@@ -104,8 +118,7 @@ def partial_adjoint(function_adjoint, arguments: tuple, keywords: tuple):
     """The adjoint of a partial from one call: that of its function (a closure's environment),
     of its bound positional arguments, and of its keywords in its order (0.0 for those the call
     passed itself)."""
-    from cpsgrad.runtime import SequenceAdjoint
-
     if type(function_adjoint) is float and all(type(a) is float and a == 0.0 for a in (*arguments, *keywords)):
         return 0.0
-    return SequenceAdjoint((function_adjoint, SequenceAdjoint(arguments), SequenceAdjoint(keywords)))
+    sequence = _sequence_adjoint()
+    return sequence((function_adjoint, sequence(arguments), sequence(keywords)))

@@ -47,7 +47,7 @@ class _Slot:
 class Plan:
     """How one call site's arguments reach one function's parameters, and the programs run."""
 
-    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment")
+    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment", "positional")
 
     def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool, captured: int = 0, default_names=(), environment: int = 0):
         self.function = function
@@ -63,6 +63,7 @@ class Plan:
         self.captured = captured  # a nested function's captured values, its program's first parameters
         self.default_names = default_names  # the parameters the call leaves to their defaults
         self.environment = environment  # how many leading adjoints are the called closure's environment's
+        self.positional = 0  # how many positional arguments the call passes (set by `plan`)
 
     def fresh(self, callee_code) -> bool:
         return self.table_version == TABLE.version and self.code is callee_code
@@ -108,7 +109,9 @@ def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], activ
         environment += [order.index(captured + count + keyword_names.index(name)) for name in own]
     argnums = (*environment, *(order.index(v) for v in values))
     direct = not captured and not keyword_names and not defaults and order == list(range(count))
-    return Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured, tuple(default_names), len(environment))
+    found = Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured, tuple(default_names), len(environment))
+    found.positional = positional
+    return found
 
 
 def key_of(value):
@@ -127,7 +130,7 @@ class CallSite:
     `site.call(callee, k, *arguments, **keywords)`, which returns what `k` returned, then the
     adjoints of the differentiable arguments in the call's order."""
 
-    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active")
+    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active", "nested")
 
     def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...], callee_active: bool = False):
         self.label = label  # the callee as the call names it, for messages
@@ -140,6 +143,7 @@ class CallSite:
         self.functions: dict = {}  # function -> its direct Plan, for the fast path
         self.methods: dict = {}  # a bound method's function -> its direct Plan (the instance first)
         self.others: dict = {}  # (function or nested code, prefix length, keyword names) -> Plan
+        self.nested: dict = {}  # a nested function's code -> its Plan, for the fast path of closures
         fast = not keywords and not callee_active
         self.call = _dispatcher(positional)(self) if fast else self.call_with_keywords
 
@@ -148,6 +152,10 @@ class CallSite:
 
     def slow(self, callee, k, arguments: tuple, keywords: dict | None):
         """Every call the fast path does not take: find the target, bind, pick the program."""
+        if not keywords and type(callee) is types.FunctionType:
+            found = self.nested.get(callee.__code__)
+            if found is not None and found.table_version == TABLE.version:
+                return self.call_nested(found, callee, k, arguments)
         target = self.target(callee, len(arguments))
         if target.keywords:
             keywords = {**dict(target.keywords), **(keywords or {})}
@@ -169,6 +177,8 @@ class CallSite:
         program = found.programs.get(key)
         if program is None:
             program = found.programs[key] = self.program(found, kinds_of_key(key))
+        if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional:
+            self.nested[target.function.__code__] = found  # later calls of its closures: call_nested
         result = _invoker(len(parameters))(program, parameters, k)
         if not self.callee_active:
             return result
@@ -192,6 +202,26 @@ class CallSite:
             given = dict(zip([n for n in target.partial.keywords if n not in self.keywords], environment[own + bound :], strict=True))
             keywords = tuple(given.get(name, 0.0) for name in target.partial.keywords)
             adjoint = partial_adjoint(adjoint, environment[own : own + bound], keywords)
+        return (result[0], adjoint, *result[split:])
+
+    def call_nested(self, found: Plan, callee: types.FunctionType, k, arguments: tuple):
+        """A call of a closure of a nested definition this site called before, by position."""
+        cells = callee.__closure__
+        values = tuple([cell.cell_contents for cell in cells]) + arguments if cells else arguments
+        if found.default_names:
+            values += _defaults_of(callee, found.default_names)
+        parameters = tuple([values[i] for i in found.order])
+        key = tuple(map(key_of, parameters))
+        program = found.programs.get(key)
+        if program is None:
+            program = found.programs[key] = self.program(found, kinds_of_key(key))
+        result = _invoker(len(parameters))(program, parameters, k)
+        if not self.callee_active:
+            return result
+        split = 1 + found.environment
+        environment = result[1:split]
+        defaulted = dict(zip(found.default_names, environment[found.captured :], strict=True)) if found.default_names else {}
+        adjoint = environment_adjoint(DEFINITIONS[callee.__code__], environment[: found.captured], defaulted)
         return (result[0], adjoint, *result[split:])
 
     def plan(self, target: calls.Target, positional: int) -> Plan:
