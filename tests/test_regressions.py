@@ -180,3 +180,12 @@ def test_unpacking_one_element_binds_the_element():
     assert cpsgrad.value_and_grad(cases.unpacks_one_element)(1.5) == (4.5, 6.0)
     assert cpsgrad.value_and_grad(cases.unpacks_one_element_in_a_branch)(1.5, True) == (4.5, 6.0)
     assert cpsgrad.value_and_grad(cases.unpacks_one_element_in_a_branch)(1.5, False) == (2.25, 3.0)
+
+
+def test_power_of_a_negative_constant_keeps_its_parentheses():
+    # `(-0.5) ** 2` was normalized to `-0.5 ** 2`, i.e. -(0.5 ** 2) (found by the program generator)
+    x = 0.0421
+    assert cpsgrad.value_and_grad(cases.power_of_a_negative_constant)(x)[0] == cases.power_of_a_negative_constant(x)
+    value, gradient = cpsgrad.value_and_grad(cases.negative_base_and_exponent)(1.5)
+    assert value == cases.negative_base_and_exponent(1.5)
+    assert gradient == pytest.approx(4.0 - 1.5 ** -2 + 3.0)

@@ -378,7 +378,10 @@ class _Normalizer:
         if syntax.is_atom(node):
             return syntax.strip_parentheses(node)
         if isinstance(node, cst.BinaryOperation):
-            return cst.BinaryOperation(self.atom(node.left, out), type(node.operator)(), self.atom(node.right, out))
+            left, right = self.atom(node.left, out), self.atom(node.right, out)
+            if isinstance(node.operator, cst.Power) and isinstance(left, cst.UnaryOperation):
+                left = left.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # (-0.5) ** 2, not -(0.5 ** 2)
+            return cst.BinaryOperation(left, type(node.operator)(), right)
         if isinstance(node, cst.UnaryOperation):
             return cst.UnaryOperation(type(node.operator)(), self.atom(node.expression, out))
         if isinstance(node, cst.BooleanOperation):

@@ -245,3 +245,11 @@ def unpacks_one_element_in_a_branch(x, flag):
     else:
         a = x
     return a * x
+
+
+def power_of_a_negative_constant(x):
+    return math.atan2(x, 1.0 + (-0.5) ** 2) + x
+
+
+def negative_base_and_exponent(x):
+    return (-2.0) ** 2 * x + x ** -1.0 + (-x) ** 2
