@@ -17,6 +17,8 @@ import numpy as np
 
 __all__ = [
     "accumulate",
+    "accumulate_index",
+    "accumulate_matmul_left",
     "array_adjoint",
     "array_divide",
     "array_log_for_power",
@@ -92,6 +94,80 @@ def accumulate(total, contribution):
     if type(total) is float and total == 0.0:
         return contribution
     return total + contribution
+
+
+def accumulate_index(total, container, index, contribution):
+    """`accumulate(total, index_adjoint(container, index, contribution))` without the full-size
+    zeros: where `total` is an array nothing else holds (as `accumulate` decides), the
+    contribution is added into the indexed elements in place; a column or a row read in a loop
+    (an embedding, one-hot inputs) then costs its own size, not the whole array's."""
+    if (
+        type(total) is _ndarray
+        and type(container) is _ndarray
+        and _getrefcount(total) == 3  # the caller's variable, this parameter, getrefcount's argument
+        and total.base is None
+        and total.shape == container.shape
+        and total.dtype is container.dtype
+        and total.flags.writeable
+    ):
+        if type(contribution) is float and contribution == 0.0:
+            return total
+        if _is_basic(index):
+            total[index] += contribution
+        else:
+            np.add.at(total, index, contribution)
+        return total
+    return accumulate(total, index_adjoint(container, index, contribution))
+
+
+def accumulate_matmul_left(total, z_d, x, y):
+    """`accumulate(total, matmul_left(z_d, x, y))` with the product added into `total` by BLAS
+    in place (a rank-1 update `ger` for matrix @ vector, `gemm` with beta = 1 for matrix @
+    matrix) where `total` is an array nothing else holds: a weight matrix's adjoint summed over a
+    loop or a recursion then costs one pass a step, not an allocation and two."""
+    if (
+        type(total) is _ndarray
+        and type(x) is _ndarray
+        and type(y) is _ndarray
+        and type(z_d) is _ndarray
+        and _getrefcount(total) == 3  # the caller's variable, this parameter, getrefcount's argument
+        and x.ndim == 2
+        and total.shape == x.shape
+        and total.base is None
+        and total.flags.c_contiguous
+        and total.flags.writeable
+        and total.dtype is x.dtype is y.dtype is z_d.dtype
+    ):
+        routines = _blas(total.dtype)
+        if routines is not None:
+            ger, gemm = routines
+            transposed = total.T  # Fortran-ordered, as BLAS wants it: total.T += y (x) z_d
+            if y.ndim == 1 and z_d.ndim == 1:
+                result = ger(1.0, y, z_d, a=transposed, overwrite_a=1)
+            elif y.ndim == 2 and z_d.ndim == 2:
+                result = gemm(1.0, y, z_d, beta=1.0, c=transposed, trans_b=1, overwrite_c=1)
+            else:
+                result = None
+            if result is not None:
+                if result.ctypes.data != total.ctypes.data:  # BLAS worked on a copy
+                    np.copyto(total, result.T)
+                return total
+    return accumulate(total, matmul_left(z_d, x, y))
+
+
+_BLAS_ROUTINES: dict = {}
+
+
+def _blas(dtype):
+    """(ger, gemm) of scipy's BLAS for float32 or float64, or None."""
+    if dtype not in _BLAS_ROUTINES:
+        try:
+            from scipy.linalg import blas
+        except ImportError:  # pragma: no cover - scipy is a dependency
+            _BLAS_ROUTINES[dtype] = None
+        else:
+            _BLAS_ROUTINES[dtype] = {np.dtype(np.float64): (blas.dger, blas.dgemm), np.dtype(np.float32): (blas.sger, blas.sgemm)}.get(np.dtype(dtype))
+    return _BLAS_ROUTINES[dtype]
 
 
 def unbroadcast(adjoint, like):

@@ -569,7 +569,14 @@ class Generator:
         if current == adjoint and self.holds_number(adjoint):
             lines.append(f"{pad}{adjoint} += {expression}")
         elif current == adjoint:  # in place only where nothing else holds the array (an adjoint may be shared)
-            lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate({adjoint}, {expression})")
+            indexed = _helper_arguments(expression, "index_adjoint")
+            product = _helper_arguments(expression, "matmul_left")
+            if indexed is not None:  # x[i] read: add into the elements, no full-size zeros
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_index({adjoint}, {indexed})")
+            elif product is not None:  # W @ h: BLAS adds the product in place
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_matmul_left({adjoint}, {product})")
+            else:
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate({adjoint}, {expression})")
         elif current is not None:
             lines.append(f"{pad}{adjoint} = {current} + {expression}")
             defined[adjoint] = adjoint
@@ -711,6 +718,16 @@ _METHOD_ADVICE = (
 )
 
 _TEMPLATE_READS: dict[int, tuple[Rule, list[str]]] = {}
+
+
+def _helper_arguments(expression: str, helper: str) -> str | None:
+    """The arguments of `expression` when it is exactly one `cpsgrad_runtime.<helper>(...)` call."""
+    if not expression.startswith(f"{_RUNTIME}.{helper}("):
+        return None
+    node = cst.parse_expression(expression)
+    if not isinstance(node, cst.Call) or syntax.dotted_name(node.func) != f"{_RUNTIME}.{helper}":
+        return None
+    return ", ".join(syntax.code(argument.value) for argument in node.args)
 
 
 def _template_defaults(rule: Rule) -> dict[str, cst.BaseExpression]:
