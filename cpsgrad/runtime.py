@@ -343,6 +343,12 @@ def zip_length(strict: bool, *lengths: int) -> int:
     return min(lengths)
 
 
+def sequence_adjoint(iterable, adjoint):
+    """The adjoint of `iterable` from that of `list(iterable)` (or `tuple`, or a loop's snapshot):
+    the same, but for a dict, whose items there are its keys (no gradient)."""
+    return 0.0 if isinstance(iterable, dict) else adjoint
+
+
 def as_sequence(iterable) -> Sequence:
     """Something indexable with the same items: ranges, lists and tuples as they are."""
     if isinstance(iterable, (list, tuple, range, np.ndarray)):

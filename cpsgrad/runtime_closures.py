@@ -107,10 +107,24 @@ def _sequence_adjoint():
     return _SEQUENCE_ADJOINT[0]
 
 
+class Partial(functools.partial):
+    """A partial standing for one that another partial made in a derivative program wraps:
+    Python merges a partial of a plain partial into one (their arguments in one tuple), which
+    would misplace the adjoint of each; a partial whose type has its own `__call__` is kept
+    apart, so each keeps the layout its own call made."""
+
+    __slots__ = ()
+
+    def __call__(self, /, *arguments, **keywords):
+        return super().__call__(*arguments, **keywords)
+
+
 def make_partial(function, arguments: tuple, names: tuple, values: tuple) -> functools.partial:
     """`functools.partial(function, *arguments, **dict(zip(names, values)))`, as a transformed
     function's own call of it becomes. Its adjoint is a `SequenceAdjoint` of three: the adjoint of
     `function` (a closure's environment), of `arguments` and of `values`."""
+    if isinstance(function, functools.partial) and type(function) is not Partial:
+        function = Partial(function.func, *function.args, **function.keywords)
     return functools.partial(function, *arguments, **dict(zip(names, values, strict=True)))
 
 

@@ -134,15 +134,17 @@ def _nested_codes(code: types.CodeType) -> list[types.CodeType]:
 
 
 def _match_codes(read: FunctionSource, nodes: list[cst.CSTNode]) -> dict[int, types.CodeType]:
-    """Each nested node's code object: by name and first line, in order among equals."""
-    by_key: dict[tuple[str, int], list[types.CodeType]] = collections.defaultdict(list)
+    """Each nested node's code object: by name, first line and parameters, in order among equals."""
+    by_key: dict[tuple, list[types.CodeType]] = collections.defaultdict(list)
     for code in sorted(_nested_codes(read.function.__code__), key=lambda c: (c.co_firstlineno, _column(c))):
-        by_key[code.co_name, code.co_firstlineno].append(code)
+        parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        by_key[code.co_name, code.co_firstlineno, parameters].append(code)
     matched: dict[int, types.CodeType] = {}
     for node in nodes:
         location = read.location(node)
         name = "<lambda>" if isinstance(node, cst.Lambda) else node.name.value
-        candidates = by_key.get((name, location.line)) if location is not None else None
+        parameters = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params))
+        candidates = by_key.get((name, location.line, parameters)) if location is not None else None
         if not candidates:
             raise UnsupportedError(location, "nested function", "cpsgrad cannot find its compiled code; define it at module level")
         matched[id(node)] = candidates.pop(0)
@@ -291,14 +293,16 @@ class _Bindings(cst.CSTVisitor):
             return -1
         return position.start.line * 100000 + position.start.column
 
-    def bind(self, target: cst.CSTNode) -> None:
+    def bind(self, target: cst.CSTNode, scoped: bool = False) -> None:
+        """Record a binding; `scoped`: a comprehension's own variable, which only the functions
+        defined inside that comprehension see."""
         if isinstance(target, cst.Name):
-            self.bound[target.value].append((self.offset(target), tuple(map(id, self.loops))))
+            self.bound[target.value].append((self.offset(target), tuple(map(id, self.loops)), scoped))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self.bind(element.value)
+                self.bind(element.value, scoped)
         elif isinstance(target, cst.StarredElement):
-            self.bind(target.value)
+            self.bind(target.value, scoped)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.stack:
@@ -314,15 +318,15 @@ class _Bindings(cst.CSTVisitor):
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             clause = node.for_in
             while clause is not None:  # the element and every clause run once per iteration
-                self.bind(clause.target)
+                self.bind(clause.target, scoped=True)
                 clause = clause.inner_for_in
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             if node.func.attr.value in _MUTATORS:
-                self.bound[node.func.value.value].append((self.offset(node), tuple(map(id, self.loops))))
+                self.bound[node.func.value.value].append((self.offset(node), tuple(map(id, self.loops)), False))
         if isinstance(node, NESTED) and self.stack[:-1]:
             self.loops_of[id(node)] = tuple(self.loops)
             if isinstance(node, cst.FunctionDef):
-                self.bound[node.name.value].append((self.offset(node), tuple(map(id, self.loops))))
+                self.bound[node.name.value].append((self.offset(node), tuple(map(id, self.loops)), False))
             return False
         return True
 
@@ -344,6 +348,8 @@ def _check_late_binding(read: FunctionSource, node: cst.CSTNode, definition: Def
     for name in definition.captured:
         bound = bindings.bound.get(name, ())
         parameter = name in {p.name.value for p in _parameters(read.definition)}
+        # a comprehension's own variable is another variable, but inside that comprehension
+        bound = [(offset, around) for offset, around, scoped in bound if not scoped or loop_ids & {around[-1]}]
         if not parameter and bound and not any(offset < start or loop_ids & set(around) for offset, around in bound):
             raise UnsupportedError(
                 read.location(node), f"{kind} capturing {name}",

@@ -126,7 +126,20 @@ def higher_order_call(normalizer: _Normalizer, node: cst.Call, out: list) -> cst
         packed = normalizer.temporary_value(cst.Tuple([cst.Element(normalizer.atom(v, out)) for v in positional]), out, node)
         key = normalizer.atom(keywords[0].value, out)
         return cst.Call(syntax.strip_parentheses(callee), [cst.Arg(packed), cst.Arg(key, keyword=cst.Name("key"))])
+    ordering = extremum or normalizer.is_builtin(callee, "sorted")
+    if ordering and len(positional) == 1 and isinstance(positional[0], cst.Call) and not _builds_sequence(normalizer, positional[0]):
+        # sorted(zip(...)), max(d.items(), key=...): the rule reads the items again in the
+        # backward pass, which an iterator or a dict view cannot give; a snapshot can
+        snapshot = cst.Call(_runtime("as_sequence"), [cst.Arg(positional[0])])
+        arguments = [cst.Arg(normalizer.atom(snapshot, out))]
+        arguments += [cst.Arg(normalizer.atom(a.value, out), keyword=a.keyword) for a in keywords]
+        return cst.Call(syntax.strip_parentheses(callee), arguments)
     return None
+
+
+def _builds_sequence(normalizer: _Normalizer, call: cst.Call) -> bool:
+    """A call of `list`, `tuple` or `sorted`: its value can be read twice as it is."""
+    return any(normalizer.is_builtin(call.func, name) for name in ("list", "tuple", "sorted"))
 
 
 def _map(normalizer: _Normalizer, node: cst.Call, positional: list, out: list) -> cst.BaseExpression:

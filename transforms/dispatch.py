@@ -265,6 +265,10 @@ class CallSite:
         """What a called value runs, or a clear error."""
         if callee in TABLE:
             return calls.Target(_adapter(callee, positional, self.keywords))
+        if type(callee) is functools.partial and _has_rule(callee.func):  # partial(np.sum, axis=0)
+            names = (*self.keywords, *(n for n in callee.keywords if n not in self.keywords))
+            adapter = _adapter(callee.func, len(callee.args) + positional, names)
+            return calls.Target(adapter, callee.args, tuple(callee.keywords.items()), partial=callee)
         method = _unbound_method(callee)
         if method is not None:  # d.get(k, x) of a dict: the rule of dict.get, called as (d, k, x)
             return calls.Target(_adapter(method, positional + 1, self.keywords), (callee.__self__,))
@@ -359,6 +363,13 @@ def _invoker(count: int):
         exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
         invoke = _INVOKERS[count] = namespace["invoke"]
     return invoke
+
+
+def _has_rule(value) -> bool:
+    try:
+        return value in TABLE
+    except TypeError:  # unhashable
+        return False
 
 
 def _defaults_of(function: types.FunctionType, names: tuple[str, ...]) -> tuple:

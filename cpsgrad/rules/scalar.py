@@ -161,14 +161,14 @@ def divmod_(x, y):
 def tuple_(xs):
     y = tuple(xs)
     y_d = yield y
-    xs_d += y_d
+    xs_d += cpsgrad_runtime.sequence_adjoint(xs, y_d)
 
 
 @rule(cpsgrad_runtime.as_sequence)
 def as_sequence(xs):
     y = cpsgrad_runtime.as_sequence(xs)
     y_d = yield y
-    xs_d += y_d
+    xs_d += cpsgrad_runtime.sequence_adjoint(xs, y_d)
 
 
 @rule(reversed)
@@ -182,13 +182,13 @@ def reversed_(xs):
 def list_(xs):
     y = list(xs)
     y_d = yield y
-    xs_d += y_d
+    xs_d += cpsgrad_runtime.sequence_adjoint(xs, y_d)
 
 
 # Builtins whose results carry no gradient: they take differentiable values and return
 # integers, booleans, strings or nothing.
 for _primitive in (
-    int, bool, round, len, range, print, isinstance, str, repr, id, type, callable, hash,
+    int, bool, round, len, range, print, isinstance, str, repr, id, type, callable, hash, all, any,
     builtins.format, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
     math.isclose, operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
     operator.invert,
