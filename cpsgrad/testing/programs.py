@@ -336,7 +336,11 @@ class _Builder:
         ]
         if self.numpy and self.function.variables(VECTOR):
             kinds.append("vector")
+        if self.closures:
+            kinds.append("comprehension")
         kind = self.choose(kinds)
+        if kind == "comprehension":
+            return self.comprehension(d)
         if kind == "binary":
             op = self.choose(["+", "-", "*", "*", "/"])
             left = self.expression(d)
@@ -409,6 +413,27 @@ class _Builder:
         if kind == "call":
             return self.call(d)
         return self.vector_reduction(d)
+
+    def comprehension(self, depth: int) -> str:
+        """`sum(e for i in range(k))` or a list comprehension summed, `e` reading the index (which
+        is the comprehension's own variable: it may shadow a name of the function)."""
+        fn = self.function
+        ints = fn.variables(INT)
+        index = self.choose(ints) if ints and self.chance(4) else self.fresh("i")  # shadowing, sometimes
+        fn.scopes.append({index: _Variable(INT)})
+        try:
+            body = self.expression(depth)
+            condition = self.condition(depth - 1) if self.chance(3) else None
+        finally:
+            fn.scopes.pop()
+        trips = self.draw(st.integers(0, 3))
+        body = f"{body} * {index}" if not _mentions(body, index) and self.chance() else body
+        clause = f"for {index} in range({trips})" + (f" if {condition}" if condition else "")
+        if self.chance():
+            self.note("generator-expression")
+            return f"sum(({body}) {clause})"
+        self.note("list-comprehension")
+        return f"sum([({body}) {clause}], 0.5)"
 
     def call(self, depth: int) -> str:
         options: list[Callable[[], str]] = []
@@ -994,7 +1019,8 @@ def programs(
     - `closures`: lambdas and nested defs over local floats (some with a default bound to a
       float), called in expressions or handed to `map`; variables they capture are not
       assigned again (cpsgrad captures values where Python's closures read them late, and
-      refuses the difference).
+      refuses the difference). Also generator expressions and list comprehensions summed
+      (`sum(e for i in range(k) if c)`), their index sometimes shadowing an int of the function.
     - `singleton_unpacking`: `a, = t` from a one-element tuple (it once bound `a` to the tuple
       itself; found by this generator, fixed, on by default).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
