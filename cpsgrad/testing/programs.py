@@ -429,7 +429,7 @@ class _Builder:
         trips = self.draw(st.integers(0, 3))
         body = f"{body} * {index}" if not _mentions(body, index) and self.chance() else body
         clause = f"for {index} in range({trips})" + (f" if {condition}" if condition else "")
-        if self.chance():
+        if not self.containers or self.chance():
             self.note("generator-expression")
             return f"sum(({body}) {clause})"
         self.note("list-comprehension")
