@@ -78,15 +78,8 @@ def accumulate(total, contribution):
     count says so exactly, as numpy's own temporary elision uses it), it owns its memory, and
     nothing broadcasts. A sum of many array contributions (a parameter's adjoint over a loop or
     a recursion) then allocates once. Shared adjoints are never changed: they get a new array."""
-    if (
-        type(total) is _ndarray
-        and type(contribution) is _ndarray
-        and _getrefcount(total) == 3  # the caller's variable, this parameter, getrefcount's argument
-        and total.base is None
-        and total.shape == contribution.shape
-        and total.dtype is contribution.dtype
-        and total.flags.writeable
-    ):
+    # the reference count is read here: the caller's variable, this parameter, getrefcount's argument
+    if type(contribution) is _ndarray and _getrefcount(total) == 3 and _owns(total, contribution):
         total += contribution
         return total
     if type(contribution) is float and contribution == 0.0:  # the symbolic zero adds nothing
@@ -96,20 +89,25 @@ def accumulate(total, contribution):
     return total + contribution
 
 
+def _owns(total, like) -> bool:
+    """Whether `total` is an array of `like`'s shape and dtype owning writeable memory: with a
+    reference count of 3 in the caller (its variable, the parameter, getrefcount's argument),
+    nothing else can see a change made to it in place."""
+    return (
+        type(total) is _ndarray
+        and total.base is None
+        and total.shape == like.shape
+        and total.dtype is like.dtype
+        and total.flags.writeable
+    )
+
+
 def accumulate_index(total, container, index, contribution):
     """`accumulate(total, index_adjoint(container, index, contribution))` without the full-size
     zeros: where `total` is an array nothing else holds (as `accumulate` decides), the
     contribution is added into the indexed elements in place; a column or a row read in a loop
     (an embedding, one-hot inputs) then costs its own size, not the whole array's."""
-    if (
-        type(total) is _ndarray
-        and type(container) is _ndarray
-        and _getrefcount(total) == 3  # the caller's variable, this parameter, getrefcount's argument
-        and total.base is None
-        and total.shape == container.shape
-        and total.dtype is container.dtype
-        and total.flags.writeable
-    ):
+    if type(container) is _ndarray and _getrefcount(total) == 3 and _owns(total, container):
         if type(contribution) is float and contribution == 0.0:
             return total
         if _is_basic(index):
@@ -126,17 +124,14 @@ def accumulate_matmul_left(total, z_d, x, y):
     matrix) where `total` is an array nothing else holds: a weight matrix's adjoint summed over a
     loop or a recursion then costs one pass a step, not an allocation and two."""
     if (
-        type(total) is _ndarray
-        and type(x) is _ndarray
+        type(x) is _ndarray
         and type(y) is _ndarray
         and type(z_d) is _ndarray
-        and _getrefcount(total) == 3  # the caller's variable, this parameter, getrefcount's argument
+        and _getrefcount(total) == 3
+        and _owns(total, x)
         and x.ndim == 2
-        and total.shape == x.shape
-        and total.base is None
         and total.flags.c_contiguous
-        and total.flags.writeable
-        and total.dtype is x.dtype is y.dtype is z_d.dtype
+        and x.dtype is y.dtype is z_d.dtype
     ):
         routines = _blas(total.dtype)
         if routines is not None:

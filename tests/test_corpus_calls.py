@@ -5,12 +5,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cpsgrad
 from cpsgrad.testing import GradCheck, check_grad
 from tests.corpus import call_programs as programs
+from tests.corpus import harness
 from tests.corpus.call_programs import CASES
 
 MAX_SKIPPED_FRACTION = 0.5
@@ -18,39 +19,11 @@ EXAMPLES = 6
 JAX_EXAMPLES = 3
 JAX_RTOL = 1e-9
 JAX_ATOL = 1e-12
-# The phases hypothesis runs: a case expected to fail is not shrunk (each try costs seconds).
-PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-PHASES_OF_XFAIL = (Phase.explicit, Phase.reuse, Phase.generate)
 
 # Cases that fail because of a cpsgrad bug, name -> reason: marked xfail(strict=True) and not
 # shrunk. Empty now: the one bug this corpus found (`h = f(h)` followed by more code dropped the
 # argument's adjoint at the call site, transforms/adjoint.py) is fixed.
 XFAIL: dict[str, str] = {}
-
-
-def _params(cases):
-    return [
-        pytest.param(
-            case,
-            id=case.name,
-            marks=[pytest.mark.xfail(strict=True, reason=XFAIL[case.name])]
-            if case.name in XFAIL
-            else [],
-        )
-        for case in cases
-    ]
-
-
-def _phases(case):
-    return PHASES_OF_XFAIL if case.name in XFAIL else PHASES
-
-
-def _positions(argnums):
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
-def _parts(gradient, argnums):
-    return (gradient,) if isinstance(argnums, int) else tuple(gradient)
 
 
 def test_the_corpus_is_large_enough():
@@ -59,18 +32,18 @@ def test_the_corpus_is_large_enough():
     assert set(XFAIL) <= {case.name for case in CASES}
 
 
-@pytest.mark.parametrize("case", _params(CASES))
+@pytest.mark.parametrize("case", harness.params(CASES, XFAIL))
 def test_value_and_gradient_match_the_original(case):
     """check_grad runs value_and_grad and grad: the value must equal f(*args) exactly, each
     gradient have its argument's shape and dtype, and match finite differences."""
     outcomes: list[GradCheck] = []
 
-    @settings(max_examples=EXAMPLES, phases=_phases(case))
+    @settings(max_examples=EXAMPLES, phases=harness.phases(case, XFAIL))
     @given(st.tuples(*case.arguments))
     def check(arguments):
         outcome = check_grad(case.function, *arguments, argnums=case.argnums)
         outcomes.append(outcome)
-        for position, derivative in zip(_positions(case.argnums), outcome.analytic, strict=True):
+        for position, derivative in zip(harness.positions(case.argnums), outcome.analytic, strict=True):
             if type(arguments[position]) is float:  # a Python float, not a numpy scalar
                 assert type(derivative) is float, (position, type(derivative))
 
@@ -267,15 +240,15 @@ def test_every_transcription_has_a_case():
     assert len(JAX_CASES) == len(JAX_TRANSCRIPTIONS) >= 8
 
 
-@pytest.mark.parametrize("case", _params(JAX_CASES))
+@pytest.mark.parametrize("case", harness.params(JAX_CASES, XFAIL))
 def test_gradient_matches_jax(case):
     reference = JAX_TRANSCRIPTIONS[case.name]
-    positions = _positions(case.argnums)
+    positions = harness.positions(case.argnums)
 
-    @settings(max_examples=JAX_EXAMPLES, phases=_phases(case))
+    @settings(max_examples=JAX_EXAMPLES, phases=harness.phases(case, XFAIL))
     @given(st.tuples(*case.arguments))
     def check(arguments):
-        gradient = _parts(
+        gradient = harness.parts(
             cpsgrad.grad(case.function, argnums=case.argnums)(*arguments), case.argnums
         )
         with jax.enable_x64(True):

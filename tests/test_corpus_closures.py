@@ -9,13 +9,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cpsgrad
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing import GradCheck, check_grad
 from tests.corpus import closure_programs as programs
+from tests.corpus import harness
 from tests.corpus.closure_programs import CASES
 
 MAX_SKIPPED_FRACTION = 0.5
@@ -23,9 +24,6 @@ EXAMPLES = 5
 JAX_EXAMPLES = 3
 JAX_RTOL = 1e-9
 JAX_ATOL = 1e-12
-# The phases hypothesis runs: a case expected to fail is not shrunk (each try costs seconds).
-PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-PHASES_OF_XFAIL = (Phase.explicit, Phase.reuse, Phase.generate)
 
 # Cases cpsgrad refuses though Python runs them, name -> reason: marked xfail(strict=True) and
 # not shrunk. Each has a twin written the supported way that passes. (The bugs this corpus found
@@ -40,31 +38,6 @@ XFAIL: dict[str, str] = {
         "refused (UnsupportedError) as partial_of_a_partial; twin: partial_of_a_closure"
     ),
 }
-
-
-def _params(cases):
-    return [
-        pytest.param(
-            case,
-            id=case.name,
-            marks=[pytest.mark.xfail(strict=True, reason=XFAIL[case.name])]
-            if case.name in XFAIL
-            else [],
-        )
-        for case in cases
-    ]
-
-
-def _phases(case):
-    return PHASES_OF_XFAIL if case.name in XFAIL else PHASES
-
-
-def _positions(argnums):
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
-def _parts(gradient, argnums):
-    return (gradient,) if isinstance(argnums, int) else tuple(gradient)
 
 
 # --- containers as differentiated arguments: checked leaf by leaf ----------------------------
@@ -107,13 +80,13 @@ def _is_container(value):
 def _check(case, arguments) -> GradCheck:
     """check_grad of the case; differentiated containers are flattened into their leaves, the
     value compared exactly and the gradient's structure against the argument's."""
-    positions = _positions(case.argnums)
+    positions = harness.positions(case.argnums)
     if not any(_is_container(arguments[p]) for p in positions):
         return check_grad(case.function, *arguments, argnums=case.argnums)
     value, gradient = cpsgrad.value_and_grad(case.function, argnums=case.argnums)(*arguments)
     expected = case.function(*arguments)
     assert value == expected, (value, expected)
-    for position, part in zip(positions, _parts(gradient, case.argnums), strict=True):
+    for position, part in zip(positions, harness.parts(gradient, case.argnums), strict=True):
         _assert_same_structure(part, arguments[position])
     counts = [len(_leaves(arguments[p])) for p in positions]
 
@@ -129,7 +102,7 @@ def _check(case, arguments) -> GradCheck:
         rebuilt = list(arguments)
         for position in positions:
             rebuilt[position] = _rebuild(arguments[position], remaining)
-        parts = _parts(cpsgrad.grad(case.function, argnums=case.argnums)(*rebuilt), case.argnums)
+        parts = harness.parts(cpsgrad.grad(case.function, argnums=case.argnums)(*rebuilt), case.argnums)
         return [leaf for part in parts for leaf in _leaves(part)]
 
     flat = [leaf for p in positions for leaf in _leaves(arguments[p])]
@@ -145,20 +118,20 @@ def test_the_corpus_is_large_enough():
     assert set(XFAIL) <= {case.name for case in CASES}
 
 
-@pytest.mark.parametrize("case", _params(CASES))
+@pytest.mark.parametrize("case", harness.params(CASES, XFAIL))
 def test_value_and_gradient_match_the_original(case):
     """The value must equal f(*args) exactly, each gradient have its argument's structure,
     shape and dtype (a Python float's a Python float), and match finite differences."""
     outcomes: list[GradCheck] = []
 
-    @settings(max_examples=EXAMPLES, phases=_phases(case))
+    @settings(max_examples=EXAMPLES, phases=harness.phases(case, XFAIL))
     @given(st.tuples(*case.arguments))
     def check(arguments):
         outcome = _check(case, arguments)
         outcomes.append(outcome)
-        if any(_is_container(arguments[p]) for p in _positions(case.argnums)):
+        if any(_is_container(arguments[p]) for p in harness.positions(case.argnums)):
             return
-        for position, derivative in zip(_positions(case.argnums), outcome.analytic, strict=True):
+        for position, derivative in zip(harness.positions(case.argnums), outcome.analytic, strict=True):
             if type(arguments[position]) is float:  # a Python float, not a numpy scalar
                 assert type(derivative) is float, (position, type(derivative))
 
@@ -356,15 +329,15 @@ def _as_jax(value):
     return jax.tree_util.tree_map(jnp.asarray, value)
 
 
-@pytest.mark.parametrize("case", _params(JAX_CASES))
+@pytest.mark.parametrize("case", harness.params(JAX_CASES, XFAIL))
 def test_gradient_matches_jax(case):
     reference = JAX_TRANSCRIPTIONS[case.name]
-    positions = _positions(case.argnums)
+    positions = harness.positions(case.argnums)
 
-    @settings(max_examples=JAX_EXAMPLES, phases=_phases(case))
+    @settings(max_examples=JAX_EXAMPLES, phases=harness.phases(case, XFAIL))
     @given(st.tuples(*case.arguments))
     def check(arguments):
-        gradient = _parts(
+        gradient = harness.parts(
             cpsgrad.grad(case.function, argnums=case.argnums)(*arguments), case.argnums
         )
         with jax.enable_x64(True):
