@@ -811,6 +811,7 @@ class _Builder:
         # Python's closure reads a captured variable when it is called, cpsgrad's captures its
         # value (and refuses a definition whose variables are assigned again): keep them fixed
         fn.captured.update(v for scope in outer for v in scope if _mentions(body, v))
+        fn.appendable -= fn.captured  # an append changes the list a closure holds, too
         fn.scopes[-1][name] = _Variable(CALLABLE)
         floats = fn.variables(FLOAT)
         signature = parameter
@@ -1105,6 +1106,7 @@ def _soak_chunk(job: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
     shrink = options.pop("shrink", True)
     counts: collections.Counter[str] = collections.Counter()
     failures: list[str] = []
+    failing: dict[str, str] = {}
 
     @seed(chunk_seed)
     @settings(
@@ -1125,6 +1127,8 @@ def _soak_chunk(job: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
             except BaseException as error:
                 if type(error).__name__ == "UnsatisfiedAssumption":
                     counts["rejected"] += 1
+                else:  # the last failing program of each kind, in case hypothesis' report loses it
+                    failing[type(error).__name__] = repr(program)
                 raise
             counts["checked" if result is not None and not result.skipped else "skipped"] += 1
             for construct in program.constructs:
@@ -1138,7 +1142,8 @@ def _soak_chunk(job: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
         with redirect_stdout(output):
             run()
     except BaseException as error:  # the shrunk failure(s), with their programs
-        failures.append(f"seed {chunk_seed}:\n{output.getvalue()}\n{_describe(error)}")
+        last = "".join(f"\nthe last program failing with {kind}:\n{text}\n" for kind, text in failing.items())
+        failures.append(f"seed {chunk_seed}:\n{output.getvalue()}\n{_describe(error)}\n{last}")
     return {"counts": counts, "failures": failures}
 
 
