@@ -16,6 +16,7 @@ from cpsgrad.errors import (
     SourceError,
     UnsupportedError,
 )
+from cpsgrad.kernels import cuda_available, to_device, to_host
 from cpsgrad.rules.registry import rule
 
 __version__ = "0.1.0"
@@ -28,9 +29,12 @@ __all__ = [
     "NonScalarOutputError",
     "SourceError",
     "UnsupportedError",
+    "cuda_available",
     "grad",
     "nn",
     "rule",
     "show",
+    "to_device",
+    "to_host",
     "value_and_grad",
 ]

@@ -15,6 +15,7 @@ import numpy as np
 
 from cpsgrad import nn_backward, runtime
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
+from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import kinds, pipeline, source
 
@@ -75,6 +76,13 @@ def _check_differentiable(name: str, value, nested: bool = False) -> None:
         return
     if value is None and nested:
         return
+    if device_of(value) == "cuda":
+        raise ArgumentError(
+            f"cannot differentiate with respect to {name}: it is a CUDA device array "
+            f"({type(value).__name__}); differentiated programs run on the host for now (only "
+            "cpsgrad.nn's kernels have CUDA versions, called on device arrays directly): pass "
+            f"cpsgrad.to_host({name})"
+        )
     if isinstance(value, (bool, numbers.Integral)) or not isinstance(value, numbers.Real):
         kind = type(value).__name__
         if nested:
