@@ -120,3 +120,15 @@ def test_math_in_lambda_matches_the_chain_rule():
     assert cpsgrad.grad(cf.user_higher_order)(0.4, 1.3) == pytest.approx(
         math.cos(math.sin(0.4 * 1.3) * 1.3) * 1.3 * math.cos(0.4 * 1.3) * 1.3
     )
+
+
+def test_a_closure_capturing_objects_differentiates_only_what_can_carry_a_gradient():
+    """`self`, a module function or a plain object in a closure's environment are read, not
+    differentiated (reading an attribute of a differentiated plain object is refused)."""
+    model = cf.Scaled(2.0)
+    value, gradient = cpsgrad.value_and_grad(cf.Scaled.loss, argnums=1)(model, 1.5)
+    assert value == model.loss(1.5)
+    assert gradient == pytest.approx(2.0 * 2 * 1.5 + 2.0 * 2.0)
+    value, gradient = cpsgrad.value_and_grad(cf.captures_an_object_and_a_builtin)(0.5, model, math.tanh)
+    assert value == cf.captures_an_object_and_a_builtin(0.5, model, math.tanh)
+    check_grad(cf.captures_an_object_and_a_builtin, 0.5, model, math.tanh)

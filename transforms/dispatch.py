@@ -18,11 +18,14 @@ recursion limit (`cpsgrad.api.max_depth`, then DepthLimitError), never by the C 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import keyword
 import linecache
 import types
+
+import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE
@@ -174,12 +177,17 @@ class CallSite:
             every = values + tuple([keywords[name] for name in found.keyword_names]) + found.defaults
             parameters = tuple([every[i] for i in found.order])
         key = tuple(map(key_of, parameters))
-        program = found.programs.get(key)
-        if program is None:
-            program = found.programs[key] = self.program(found, kinds_of_key(key))
         if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional:
             self.nested[target.function.__code__] = found  # later calls of its closures: call_nested
-        result = _invoker(len(parameters))(program, parameters, k)
+        if found.environment:
+            program, kept = self.environment_program(found, key, parameters)
+            result = _invoker(len(parameters))(program, parameters, k)
+            result = _expanded(result, kept, found.environment)
+        else:
+            program = found.programs.get(key)
+            if program is None:
+                program = found.programs[key] = self.program(found, kinds_of_key(key))
+            result = _invoker(len(parameters))(program, parameters, k)
         if not self.callee_active:
             return result
         if not found.environment:  # a called value with no environment to differentiate
@@ -212,12 +220,14 @@ class CallSite:
             values += _defaults_of(callee, found.default_names)
         parameters = tuple([values[i] for i in found.order])
         key = tuple(map(key_of, parameters))
-        program = found.programs.get(key)
-        if program is None:
-            program = found.programs[key] = self.program(found, kinds_of_key(key))
-        result = _invoker(len(parameters))(program, parameters, k)
-        if not self.callee_active:
-            return result
+        if not found.environment:
+            program = found.programs.get(key)
+            if program is None:
+                program = found.programs[key] = self.program(found, kinds_of_key(key))
+            result = _invoker(len(parameters))(program, parameters, k)
+            return (result[0], 0.0, *result[1:]) if self.callee_active else result
+        program, kept = self.environment_program(found, key, parameters)
+        result = _expanded(_invoker(len(parameters))(program, parameters, k), kept, found.environment)
         split = 1 + found.environment
         environment = result[1:split]
         defaulted = dict(zip(found.default_names, environment[found.captured :], strict=True)) if found.default_names else {}
@@ -251,11 +261,23 @@ class CallSite:
         table[key] = found
         return found
 
-    def program(self, found: Plan, argument_kinds: tuple[str, ...]):
+    def environment_program(self, found: Plan, key: tuple, parameters: tuple):
+        """(program, kept) for a call of a differentiable closure or partial: differentiated
+        with respect to the parts of its environment that may carry a gradient (`kept`, indices
+        into the environment; a captured object, module or int is read, not differentiated)."""
+        entry = found.programs.get(key)
+        if entry is None:
+            environment = found.argnums[: found.environment]
+            kept = tuple(i for i, position in enumerate(environment) if _may_carry_gradient(parameters[position]))
+            argnums = (*(environment[i] for i in kept), *found.argnums[found.environment :])
+            entry = found.programs[key] = (self.program(found, kinds_of_key(key), argnums), kept)
+        return entry
+
+    def program(self, found: Plan, argument_kinds: tuple[str, ...], argnums: tuple[int, ...] | None = None):
         from cpsgrad.transforms import pipeline
 
         try:
-            return pipeline.transform(found.function, found.argnums, argument_kinds, every_parameter=True).program
+            return pipeline.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds, every_parameter=True).program
         except LocatedError as error:
             if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
                 raise
@@ -363,6 +385,30 @@ def _invoker(count: int):
         exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
         invoke = _INVOKERS[count] = namespace["invoke"]
     return invoke
+
+
+def _may_carry_gradient(value) -> bool:
+    """Whether a value in a closure's or a partial's environment can carry a gradient: numbers
+    that are floats, arrays, containers, functions (their own environments); not ints, bools,
+    strings, None, modules, classes or plain objects (whose attributes are read, as in any call)."""
+    kind = type(value)
+    if kind is float or kind is tuple or kind is list or kind is dict:
+        return True
+    if isinstance(value, (bool, int, str, type, types.ModuleType)) or value is None:
+        return False
+    if isinstance(value, (np.floating, np.ndarray, tuple, list, dict, types.FunctionType, types.MethodType, functools.partial)):
+        return True
+    return dataclasses.is_dataclass(value)
+
+
+def _expanded(result: tuple, kept: tuple[int, ...], size: int) -> tuple:
+    """A program's result with the environment adjoints it did not compute filled in with 0.0."""
+    if len(kept) == size:
+        return result
+    environment = [0.0] * size
+    for position, adjoint in zip(kept, result[1 : 1 + len(kept)], strict=True):
+        environment[position] = adjoint
+    return (result[0], *environment, *result[1 + len(kept) :])
 
 
 def _has_rule(value) -> bool:

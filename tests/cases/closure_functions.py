@@ -106,6 +106,22 @@ def used_by_plain_python(x, w):
     return values[0] * 2.0 + values[1]
 
 
+class Scaled:
+    """A plain object (not a dataclass): a closure capturing it reads its attributes."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        g = lambda v: self.w * v * x  # noqa: E731
+        return g(x) + g(2.0)
+
+
+def captures_an_object_and_a_builtin(x, model, act):
+    g = lambda v: act(v) * model.w * x  # noqa: E731
+    return g(x)
+
+
 # ---- refused: Python would read the variable when the closure runs ------------------------------
 
 
