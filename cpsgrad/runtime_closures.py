@@ -111,7 +111,8 @@ class Partial(functools.partial):
     """A partial standing for one that another partial made in a derivative program wraps:
     Python merges a partial of a plain partial into one (their arguments in one tuple), which
     would misplace the adjoint of each; a partial whose type has its own `__call__` is kept
-    apart, so each keeps the layout its own call made."""
+    apart, so each layer keeps the layout its own call made (the dispatcher assembles a layered
+    partial's adjoint innermost first, `transforms.dispatch`)."""
 
     __slots__ = ()
 

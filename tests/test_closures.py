@@ -132,3 +132,11 @@ def test_a_closure_capturing_objects_differentiates_only_what_can_carry_a_gradie
     value, gradient = cpsgrad.value_and_grad(cf.captures_an_object_and_a_builtin)(0.5, model, math.tanh)
     assert value == cf.captures_an_object_and_a_builtin(0.5, model, math.tanh)
     check_grad(cf.captures_an_object_and_a_builtin, 0.5, model, math.tanh)
+
+
+@settings(max_examples=10, deadline=None)
+@given(a=floats, b=floats, x=floats, c=floats)
+def test_a_partial_of_a_partial_gives_each_layer_its_adjoint(a, b, x, c):
+    value, _ = cpsgrad.value_and_grad(cf.partial_of_a_partial, argnums=(0, 1, 2, 3))(a, b, x, c)
+    assert value == cf.partial_of_a_partial(a, b, x, c)
+    check_grad(cf.partial_of_a_partial, a, b, x, c, argnums=(0, 1, 2, 3))

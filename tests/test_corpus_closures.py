@@ -25,19 +25,11 @@ JAX_EXAMPLES = 3
 JAX_RTOL = 1e-9
 JAX_ATOL = 1e-12
 
-# Cases cpsgrad refuses though Python runs them, name -> reason: marked xfail(strict=True) and
-# not shrunk. Each has a twin written the supported way that passes. (The bugs this corpus found
-# are fixed; their programs run above like the others.)
-XFAIL: dict[str, str] = {
-    "partial_of_a_partial": (
-        "refused (UnsupportedError): differentiating the arguments bound in a partial of a "
-        "partial is not supported (Python merges the two; cpsgrad keeps them apart and refuses "
-        "rather than misplace their adjoints); twin: partial_of_a_closure"
-    ),
-    "partial_of_a_partial_of_a_closure": (
-        "refused (UnsupportedError) as partial_of_a_partial; twin: partial_of_a_closure"
-    ),
-}
+# Cases that fail, name -> reason: marked xfail(strict=True) and not shrunk. Empty: the bugs this
+# corpus found (partials of partials, partials of primitives, all/any of call results, keys of a
+# dict, sorted over iterators, a comprehension variable taken for a reassignment, a lambda's
+# lambda default) are fixed and their programs run like the others.
+XFAIL: dict[str, str] = {}
 
 
 # --- containers as differentiated arguments: checked leaf by leaf ----------------------------

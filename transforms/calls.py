@@ -42,7 +42,9 @@ class Target:
     prefix: tuple = ()  # a bound method's instance, a partial's arguments
     keywords: tuple = ()  # a partial's keyword arguments, as (name, value) pairs
     captured: tuple | None = None  # a nested function's captured values (its program's first parameters)
-    partial: functools.partial | None = None  # the partial called, when its environment is differentiable
+    # the partials called, innermost first, when their bound arguments are differentiable (each a
+    # layer of the called value's adjoint: a partial of a partial of a function or closure)
+    partials: tuple = ()
 
 
 def is_gradient(value) -> bool:
@@ -64,8 +66,10 @@ def target(value) -> Target | None:
         inner = target(value.func)
         if inner is None:
             return None
-        simple = not inner.prefix and not inner.keywords and inner.partial is None
-        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()), inner.captured, value if simple else None)
+        # layers over a plain function or closure (not a method's bound instance) are differentiable
+        layered = len(inner.prefix) == sum(len(p.args) for p in inner.partials) and len(inner.keywords) == sum(len(p.keywords) for p in inner.partials)
+        partials = (*inner.partials, value) if layered else ()
+        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()), inner.captured, partials)
     if isinstance(value, type):
         return None
     call = next((c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None)

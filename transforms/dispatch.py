@@ -82,7 +82,7 @@ def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], activ
     function = target.function
     if function.__code__.co_flags & _SPREAD:
         fence.check(source.read(function, lifted=True))  # raises, naming the *args or **kwargs parameter
-    own = [name for name, _ in target.keywords if name not in keywords]
+    own = list(dict.fromkeys(name for name, _ in target.keywords if name not in keywords))  # an outer partial's keyword overrides an inner one's
     keyword_names = (*keywords, *own)
     count = len(target.prefix) + positional
     slots = [_Slot(i) for i in range(count + len(keyword_names))]
@@ -107,9 +107,9 @@ def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], activ
     environment: list[int] = []
     if callee_active and target.captured is not None:
         environment = [*range(captured), *(order.index(captured + len(slots) + j) for j in range(len(defaults)))]
-    if callee_active and target.partial is not None:  # its bound arguments, and keywords the call leaves it
+    if callee_active and target.partials:  # their bound arguments, and keywords the call leaves them
         environment += [order.index(captured + j) for j in range(len(target.prefix))]
-        environment += [order.index(captured + count + keyword_names.index(name)) for name in own]
+        environment += [order.index(captured + count + keyword_names.index(name)) for name in _layer_keywords(target.partials, keywords)]
     argnums = (*environment, *(order.index(v) for v in values))
     direct = not captured and not keyword_names and not defaults and order == list(range(count))
     found = Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured, tuple(default_names), len(environment))
@@ -194,8 +194,8 @@ class CallSite:
             if isinstance(callee, functools.partial) and (callee.args or callee.keywords):
                 raise UnsupportedError(
                     self.location, f"call of {self.label}",
-                    "differentiating the arguments bound in a partial of a partial or of a method is not "
-                    "supported; bind them in one functools.partial of a function",
+                    "differentiating the arguments bound in a partial of a bound method is not "
+                    "supported; bind them in a functools.partial of the function (Class.method)",
                 )
             return (result[0], 0.0, *result[1:])
         split = 1 + found.environment
@@ -205,11 +205,16 @@ class CallSite:
         if target.captured is not None:
             definition = DEFINITIONS[target.function.__code__]
             adjoint = environment_adjoint(definition, environment[: found.captured], dict(zip(found.default_names, environment[found.captured : own], strict=True)))
-        if target.partial is not None:
-            bound = len(target.prefix)
-            given = dict(zip([n for n in target.partial.keywords if n not in self.keywords], environment[own + bound :], strict=True))
-            keywords = tuple(given.get(name, 0.0) for name in target.partial.keywords)
-            adjoint = partial_adjoint(adjoint, environment[own : own + bound], keywords)
+        if target.partials:  # innermost first: each layer's adjoint holds the one below
+            position = own
+            arguments = []
+            for layer in target.partials:
+                arguments.append(environment[position : position + len(layer.args)])
+                position += len(layer.args)
+            given = dict(zip(_layer_keywords(target.partials, self.keywords, layers=True), environment[position:], strict=True))
+            for index, layer in enumerate(target.partials):
+                keywords = tuple(given.get((index, name), 0.0) for name in layer.keywords)
+                adjoint = partial_adjoint(adjoint, arguments[index], keywords)
         return (result[0], adjoint, *result[split:])
 
     def call_nested(self, found: Plan, callee: types.FunctionType, k, arguments: tuple):
@@ -290,7 +295,7 @@ class CallSite:
         if type(callee) is functools.partial and _has_rule(callee.func):  # partial(np.sum, axis=0)
             names = (*self.keywords, *(n for n in callee.keywords if n not in self.keywords))
             adapter = _adapter(callee.func, len(callee.args) + positional, names)
-            return calls.Target(adapter, callee.args, tuple(callee.keywords.items()), partial=callee)
+            return calls.Target(adapter, callee.args, tuple(callee.keywords.items()), partials=(callee,))
         method = _unbound_method(callee)
         if method is not None:  # d.get(k, x) of a dict: the rule of dict.get, called as (d, k, x)
             return calls.Target(_adapter(method, positional + 1, self.keywords), (callee.__self__,))
@@ -385,6 +390,19 @@ def _invoker(count: int):
         exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
         invoke = _INVOKERS[count] = namespace["invoke"]
     return invoke
+
+
+def _layer_keywords(partials: tuple, overridden, layers: bool = False) -> list:
+    """The keywords of layered partials that reach the callee (the call's own override them, and
+    an outer layer's an inner one's), in the order the environment holds their adjoints: their
+    names, or with `layers`, (layer index, name) pairs."""
+    found = []
+    for index, layer in enumerate(partials):
+        for name in layer.keywords:
+            if name in overridden or any(name in outer.keywords for outer in partials[index + 1 :]):
+                continue
+            found.append((index, name) if layers else name)
+    return found
 
 
 def _may_carry_gradient(value) -> bool:

@@ -80,6 +80,18 @@ def partial_of_lambda(x, w):
     return p(3.0) + p(x)
 
 
+def partial_of_a_partial(a, b, x, c):
+    """Layers Python would merge: each keeps its own adjoint; an outer keyword and the call's
+    own keyword override an inner one."""
+    inner = functools.partial(_terms, b, w=c)
+    outer = functools.partial(inner, x, z=c * 2.0)
+    return outer(a) + outer(a, w=1.0)
+
+
+def _terms(u, v, t, w=0.0, z=0.0):
+    return u + v * t + w * t + z * u
+
+
 def closure_over_array(x, w):
     layer = lambda v: np.tanh(w @ v)  # noqa: E731
     return float(np.sum(layer(layer(x))))
