@@ -246,6 +246,7 @@ class _Runner:
         finally:
             _deep.leave()
             nn_backward.clear()  # adjoints an op kept for its next input's helper live one run only
+            runtime.clear_loans()  # adjoints lent to callees (runtime_arrays.lend) live one run only
         gradients = _gradients(args, differentiated, result[1:])
         return result[0], gradients
 

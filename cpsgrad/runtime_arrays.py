@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 
 import numpy as np
 
@@ -19,6 +20,10 @@ __all__ = [
     "accumulate",
     "accumulate_index",
     "accumulate_matmul_left",
+    "borrow",
+    "clear_loans",
+    "lend",
+    "merge",
     "array_adjoint",
     "array_divide",
     "array_log_for_power",
@@ -77,16 +82,133 @@ def accumulate(total, contribution):
     its only references are the generated code's variable and this call's (CPython's reference
     count says so exactly, as numpy's own temporary elision uses it), it owns its memory, and
     nothing broadcasts. A sum of many array contributions (a parameter's adjoint over a loop or
-    a recursion) then allocates once. Shared adjoints are never changed: they get a new array."""
-    # the reference count is read here: the caller's variable, this parameter, getrefcount's argument
-    if type(contribution) is _ndarray and _getrefcount(total) == 3 and _owns(total, contribution):
-        total += contribution
-        return total
+    a recursion) then allocates once. Shared adjoints are never changed: they get a new array.
+    A lent adjoint (`lend`) is its borrower's to add into; one handed back is added into."""
+    # the reference count is read here, first: the caller's variable, this parameter, getrefcount's argument
+    exclusive = _getrefcount(total) == 3
+    return _accumulate(total, contribution, exclusive)
+
+
+def _accumulate(total, contribution, exclusive: bool):
+    if type(contribution) is _ndarray:
+        if (exclusive or _lent(total)) and _owns(total, contribution):
+            total += contribution
+            return total
+        if _lent(contribution) and contribution is not total and _owns(contribution, contribution):
+            if type(total) is float and total == 0.0:
+                return contribution
+            if type(total) is _ndarray and total.shape == contribution.shape:
+                contribution += total  # the borrower's total: everything lent and added comes back in it
+                return contribution
     if type(contribution) is float and contribution == 0.0:  # the symbolic zero adds nothing
         return total
     if type(total) is float and total == 0.0:
         return contribution
     return total + contribution
+
+
+# ---- lending adjoints to callees ---------------------------------------------------------------
+# A caller about to hand a callee its continuation lends the adjoint it has accumulated for an
+# argument (`lend`, in the call's adapter continuation); the callee's program, at its first
+# contribution to the adjoint of the parameter that received that argument (never reassigned),
+# borrows it (`borrow`) and adds into it in place; the buffer comes back as the callee's adjoint
+# of the parameter, and the call site takes it back (`merge`: the same object, nothing to add).
+# A recursion then keeps one buffer per parameter, as a hand-written backward does, instead of
+# one per call level added up level by level. Loans are per thread, keyed by the argument's
+# identity, counted (a buffer may be lent again by its borrower), and cleared after each run.
+
+_LOANS = threading.local()
+
+
+def _loans() -> tuple[dict, dict]:
+    """(offered: id(argument) -> (argument, buffer), lent: id(buffer) -> [buffer, count])."""
+    state = _LOANS.__dict__
+    if "offered" not in state:
+        state["offered"] = {}
+        state["lent"] = {}
+    return state["offered"], state["lent"]
+
+
+def _lent(value) -> bool:
+    lent = _loans()[1]
+    if not lent:
+        return False
+    record = lent.get(id(value))
+    return record is not None and record[0] is value
+
+
+def lend(adjoint, argument, arguments: tuple):
+    """`adjoint`, offered to the callee that receives `argument` (see above); lent only when
+    nothing else can see it (or it is itself a loan this program borrowed), and when no other
+    differentiable argument of the call (`arguments`) is the same object (which parameter would
+    take the loan could not be told)."""
+    if type(adjoint) is _ndarray and type(argument) is _ndarray and adjoint.shape == argument.shape:
+        if len(arguments) > 1 and sum(1 for other in arguments if other is argument) > 1:
+            return adjoint
+        offered, lent = _loans()
+        record = lent.get(id(adjoint))
+        if record is not None and record[0] is adjoint:
+            record[1] += 1
+        elif _getrefcount(adjoint) == 3 and _owns(adjoint, adjoint):
+            lent[id(adjoint)] = [adjoint, 1]
+        else:
+            return adjoint
+        offered[id(argument)] = (argument, adjoint)
+    return adjoint
+
+
+def withdrawing(k, arguments: tuple):
+    """`k`, but withdrawing the offers its call makes for `arguments` before the callee's backward
+    runs: for a callee whose parameters are not exactly the call's arguments (a partial's, a
+    method's bound or a closure's captured values, defaults), a loan could be taken by the wrong
+    parameter."""
+
+    def withdrawn(value):
+        result = k(value)
+        offered = _loans()[0]
+        if offered:
+            for argument in arguments:
+                entry = offered.get(id(argument))
+                if entry is not None and entry[0] is argument:
+                    del offered[id(argument)]
+        return result
+
+    return withdrawn
+
+
+def borrow(argument):
+    """The adjoint the caller lent for `argument`, or the symbolic zero."""
+    offered = _loans()[0]
+    if not offered:
+        return 0.0
+    entry = offered.pop(id(argument), None)
+    return entry[1] if entry is not None and entry[0] is argument else 0.0
+
+
+def merge(total, contribution, argument):
+    """`accumulate(total, contribution)` at the call site that lent `total` for `argument`: the
+    loan ends (offered and not taken, or handed back as `contribution` itself)."""
+    exclusive = _getrefcount(total) == 3
+    offered, lent = _loans()
+    entry = offered.get(id(argument))
+    if entry is not None and entry[1] is total:
+        del offered[id(argument)]
+    record = lent.get(id(total))
+    if record is not None and record[0] is total:
+        record[1] -= 1
+        if record[1] == 0:
+            del lent[id(total)]
+        if contribution is total:
+            return total
+        exclusive = exclusive or _lent(total)
+    return _accumulate(total, contribution, exclusive)
+
+
+def clear_loans() -> None:
+    """Forget every loan (after a run, finished or not)."""
+    offered, lent = _loans()
+    offered.clear()
+    lent.clear()
 
 
 def _owns(total, like) -> bool:
@@ -107,7 +229,7 @@ def accumulate_index(total, container, index, contribution):
     zeros: where `total` is an array nothing else holds (as `accumulate` decides), the
     contribution is added into the indexed elements in place; a column or a row read in a loop
     (an embedding, one-hot inputs) then costs its own size, not the whole array's."""
-    if type(container) is _ndarray and _getrefcount(total) == 3 and _owns(total, container):
+    if type(container) is _ndarray and (_getrefcount(total) == 3 or _lent(total)) and _owns(total, container):
         if type(contribution) is float and contribution == 0.0:
             return total
         if _is_basic(index):
@@ -127,7 +249,7 @@ def accumulate_matmul_left(total, z_d, x, y):
         type(x) is _ndarray
         and type(y) is _ndarray
         and type(z_d) is _ndarray
-        and _getrefcount(total) == 3
+        and (_getrefcount(total) == 3 or _lent(total))
         and _owns(total, x)
         and x.ndim == 2
         and total.flags.c_contiguous

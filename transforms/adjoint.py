@@ -112,7 +112,7 @@ def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
 class Generator:
     """Generates the final derivative program of one CPS program."""
 
-    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...], numbers: set[str] = frozenset(), sites: list[calls.Site] = ()):
+    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...], numbers: set[str] = frozenset(), sites: list[calls.Site] = (), borrows: bool = False, captured: tuple[str, ...] = ()):
         self.program = program
         self.numbers = numbers  # variables that always hold Python numbers: no broadcasting to undo
         self.version_owner: dict[str, str] = {}  # version name -> the variable it is a version of
@@ -129,6 +129,15 @@ class Generator:
         self.k = program.continuation_name
         self.namespace: dict[str, object] = {}
         self.free_adjoints = self._free_adjoints()
+        # in a program that other programs call (`borrows`), differentiated parameters never
+        # reassigned: their adjoint's first contribution goes into what the caller lent for them
+        # (cpsgrad_runtime.borrow); adjoint name -> parameter
+        # (not what a closure captured: those adjoints go back in the closure's own)
+        self.borrowers = {
+            self.adjoint(p): p
+            for p in differentiated
+            if borrows and p in self.invariants and p not in captured and not self.holds_number(self.adjoint(p))
+        }
         self.containers = _container_names(program.normalized.definition, resolver)
         for site in sites:  # each call of a user function runs through its dispatcher
             self.namespace[naming.call_site(site.label)] = dispatch.CallSite(site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active).call
@@ -289,6 +298,12 @@ class Generator:
         sources = [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []  # a closure's environment
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
+        # each argument's adjoint, once, with the argument it belongs to: lent to the callee
+        lendable: dict[str, str] = {}
+        for argument in [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]:
+            adjoint = self.active_source(argument.value, frame)
+            if adjoint is not None and adjoint not in lendable:
+                lendable[adjoint] = syntax.code(argument.value)
         extras: list[str] = []
         if tail.continuation is None:  # the rest just returns the result
             handed = self.k
@@ -307,7 +322,9 @@ class Generator:
                 lines.append(f"{pad}def {handed}({version}):")
                 if extras:
                     lines.append(f"{pad}    {', '.join([self.out, *results])} = {jump}")
-                    lines.append(f"{pad}    return ({', '.join([self.out, *extras])}), {results[0]}")
+                    every = ", ".join(lendable.values()) + ("," if len(lendable) == 1 else "")
+                    packed = [f"{_RUNTIME}.lend({e}, {lendable[e]}, ({every}))" if e in lendable else e for e in extras]
+                    lines.append(f"{pad}    return ({', '.join([self.out, *packed])}), {results[0]}")
                 else:
                     lines.append(f"{pad}    return {jump}")
         # the callee returns its adjoints in the order of the call's differentiable arguments
@@ -330,7 +347,10 @@ class Generator:
         parts = {part for _, part in added}
         defined = {name: name for name in [*extras, *received] if name not in parts}
         for adjoint, part in added:
-            self.accumulate(adjoint, part, defined, pad, lines)
+            if adjoint in extras and adjoint in lendable:  # lent in the adapter: the loan ends here
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.merge({adjoint}, {part}, {lendable.pop(adjoint)})")
+            else:
+                self.accumulate(adjoint, part, defined, pad, lines)
         return defined, True
 
     def branch(self, branch: Branch, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
@@ -582,6 +602,17 @@ class Generator:
             defined[adjoint] = adjoint
         elif expression in self.adjoint_values(defined):
             defined[adjoint] = expression
+        elif adjoint in self.borrowers:  # a parameter's first: into what the caller lent, if it did
+            borrowed = f"{_RUNTIME}.borrow({self.borrowers[adjoint]})"
+            indexed = _helper_arguments(expression, "index_adjoint")
+            product = _helper_arguments(expression, "matmul_left")
+            if indexed is not None:
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_index({borrowed}, {indexed})")
+            elif product is not None:
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_matmul_left({borrowed}, {product})")
+            else:
+                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate({borrowed}, {expression})")
+            defined[adjoint] = adjoint
         else:
             lines.append(f"{pad}{adjoint} = {expression}")
             defined[adjoint] = adjoint

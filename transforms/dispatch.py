@@ -29,6 +29,7 @@ import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime_arrays import withdrawing
 from cpsgrad.runtime_closures import DEFINITIONS, environment_adjoint, partial_adjoint
 from cpsgrad.transforms import calls, fence, source
 from cpsgrad.transforms.kinds import ANY, NUMBER, NUMBER_TYPES
@@ -179,6 +180,8 @@ class CallSite:
         key = tuple(map(key_of, parameters))
         if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional:
             self.nested[target.function.__code__] = found  # later calls of its closures: call_nested
+        if not found.direct or target.prefix or target.captured is not None:  # parameters that are not the call's arguments must not take their loans
+            k = withdrawing(k, arguments + tuple((keywords or {}).values()))
         if found.environment:
             program, kept = self.environment_program(found, key, parameters)
             result = _invoker(len(parameters))(program, parameters, k)
@@ -225,6 +228,8 @@ class CallSite:
             values += _defaults_of(callee, found.default_names)
         parameters = tuple([values[i] for i in found.order])
         key = tuple(map(key_of, parameters))
+        if cells or found.default_names:  # captured values and defaults are parameters too
+            k = withdrawing(k, arguments)
         if not found.environment:
             program = found.programs.get(key)
             if program is None:

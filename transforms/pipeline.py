@@ -250,7 +250,7 @@ def _static_callee(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...
 def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> Transformed:
     front = _front(read, argnums, argument_kinds, every_parameter)
     program = front.program
-    generator = Generator(program, front.resolver, front.differentiated, front.numbers, front.sites)
+    generator = Generator(program, front.resolver, front.differentiated, front.numbers, front.sites, borrows=every_parameter, captured=read.captured)
     generator.namespace.update(front.normalized.definitions)
     body = generator.generate()
     entry = naming.cps_function(program.function.name)
