@@ -167,7 +167,7 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
     argument_kinds = argument_kinds or default_kinds(function)
     text, sites, definitions = _stage(function, argnums, stage, argument_kinds, False)
     parts = [text]
-    seen = {(function, argnums, argument_kinds)}
+    seen: set = set()  # callees shown (a function's own program as a callee differs: it borrows)
     pending = [(function, sites, definitions)]
     while pending:
         caller, sites, definitions = pending.pop(0)

@@ -1,0 +1,60 @@
+"""Adjoints lent to callees (cpsgrad_runtime.lend/borrow/merge): a callee adds into its caller's
+buffer only where the parameter is exactly the argument's; gradients stay exact everywhere."""
+
+import numpy as np
+import pytest
+
+import cpsgrad
+from cpsgrad import runtime_arrays
+from cpsgrad.testing import check_grad
+from tests.cases import loan_functions as lf
+
+RNG = np.random.default_rng(0)
+W = RNG.normal(size=(3, 3)) * 0.5
+X = RNG.normal(size=(3, 3))
+H = RNG.normal(size=3)
+TREE = ((0, 1), (2, (1, 0)))
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "argnums"),
+    [
+        ("dup", (W, X), (0, 1)),  # the same array as two arguments: not lent
+        ("alias", (W, X), (0, 1)),  # two names for one array: not lent
+        ("via_partial", (W, X), (0, 1)),  # a partial's bound argument is the same array
+        ("closure_alias", (W, X), (0, 1)),  # a closure captured the array it is called with
+        ("rec", (W, H, 4), (0, 1)),  # linear recursion: lent down every level
+        ("tree_loss", (W, TREE), 0),  # tree recursion
+    ],
+)
+def test_gradients_with_loans_match_finite_differences(name, arguments, argnums):
+    function = getattr(lf, name)
+    value, _ = cpsgrad.value_and_grad(function, argnums=argnums)(*arguments)
+    assert value == function(*arguments)
+    check_grad(function, *arguments, argnums=argnums)
+
+
+def test_a_recursive_callee_borrows_and_the_site_takes_back():
+    text = cpsgrad.show(lf.rec, example=(W, H, 3), argnums=(0, 1))
+    assert "cpsgrad_runtime.lend(W_d, W, (W, h2))" in text  # the caller's adapter offers W's adjoint
+    assert "cpsgrad_runtime.borrow(W)" in text  # the callee's first contribution takes it
+    assert "W_d = cpsgrad_runtime.merge(W_d, call_1_W_d, W)" in text
+
+
+def test_loans_do_not_outlive_a_run():
+    cpsgrad.grad(lf.rec, argnums=(0, 1))(W, H, 3)
+    offered, lent = runtime_arrays._loans()
+    assert not offered and not lent
+    with pytest.raises(ValueError, match="stop"):
+        cpsgrad.grad(lf.failing)(W, 3)
+    offered, lent = runtime_arrays._loans()
+    assert not offered and not lent
+
+
+def test_a_shared_adjoint_is_never_lent():
+    shared = np.ones(3)
+    keep = shared  # noqa: F841  (a second reference)
+    argument = np.zeros(3)
+    runtime_arrays.lend(shared, argument, (argument,))
+    assert runtime_arrays.borrow(argument) == 0.0
+    runtime_arrays.clear_loans()
