@@ -1,7 +1,6 @@
 """The calls corpus through cpsgrad: values equal the original's, gradients match differences,
 and for the programs transcribed to jax.numpy below, gradients match jax.grad's."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -242,25 +241,4 @@ def test_every_transcription_has_a_case():
 
 @pytest.mark.parametrize("case", harness.params(JAX_CASES, XFAIL))
 def test_gradient_matches_jax(case):
-    reference = JAX_TRANSCRIPTIONS[case.name]
-    positions = harness.positions(case.argnums)
-
-    @settings(max_examples=JAX_EXAMPLES, phases=harness.phases(case, XFAIL))
-    @given(st.tuples(*case.arguments))
-    def check(arguments):
-        gradient = harness.parts(
-            cpsgrad.grad(case.function, argnums=case.argnums)(*arguments), case.argnums
-        )
-        with jax.enable_x64(True):
-            inputs = tuple(
-                jnp.asarray(argument) if i in positions else argument
-                for i, argument in enumerate(arguments)
-            )
-            expected = jax.grad(reference, argnums=positions)(*inputs)
-            expected = tuple(np.asarray(part) for part in expected)
-        for position, ours, theirs in zip(positions, gradient, expected, strict=True):
-            np.testing.assert_allclose(
-                ours, theirs, rtol=JAX_RTOL, atol=JAX_ATOL, err_msg=f"argument {position}"
-            )
-
-    check()
+    harness.check_against_jax(case, JAX_TRANSCRIPTIONS[case.name], XFAIL, JAX_EXAMPLES, JAX_RTOL, JAX_ATOL)

@@ -317,38 +317,6 @@ def test_every_transcription_has_a_case():
     assert len(JAX_CASES) == len(JAX_TRANSCRIPTIONS) >= 10
 
 
-def _as_jax(value):
-    return jax.tree_util.tree_map(jnp.asarray, value)
-
-
 @pytest.mark.parametrize("case", harness.params(JAX_CASES, XFAIL))
 def test_gradient_matches_jax(case):
-    reference = JAX_TRANSCRIPTIONS[case.name]
-    positions = harness.positions(case.argnums)
-
-    @settings(max_examples=JAX_EXAMPLES, phases=harness.phases(case, XFAIL))
-    @given(st.tuples(*case.arguments))
-    def check(arguments):
-        gradient = harness.parts(
-            cpsgrad.grad(case.function, argnums=case.argnums)(*arguments), case.argnums
-        )
-        with jax.enable_x64(True):
-            inputs = tuple(
-                _as_jax(argument) if i in positions else argument
-                for i, argument in enumerate(arguments)
-            )
-            expected = jax.grad(reference, argnums=positions)(*inputs)
-        for position, ours, theirs in zip(positions, gradient, expected, strict=True):
-            ours_leaves, ours_tree = jax.tree_util.tree_flatten(ours)
-            theirs_leaves, theirs_tree = jax.tree_util.tree_flatten(theirs)
-            assert ours_tree == theirs_tree, (position, ours_tree, theirs_tree)
-            for mine, reference_leaf in zip(ours_leaves, theirs_leaves, strict=True):
-                np.testing.assert_allclose(
-                    mine,
-                    np.asarray(reference_leaf),
-                    rtol=JAX_RTOL,
-                    atol=JAX_ATOL,
-                    err_msg=f"argument {position}",
-                )
-
-    check()
+    harness.check_against_jax(case, JAX_TRANSCRIPTIONS[case.name], XFAIL, JAX_EXAMPLES, JAX_RTOL, JAX_ATOL)
