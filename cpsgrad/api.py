@@ -235,6 +235,7 @@ class _Runner:
         for position in differentiated:
             _check_differentiable(self.parameters[position], args[position])
         _deep.enter()
+        loans = runtime.open_loans()  # adjoints lent to callees (runtime_arrays.lend) live one run only
         try:
             result = transformed.program(*args, _reset)
         except RecursionError:
@@ -246,7 +247,7 @@ class _Runner:
         finally:
             _deep.leave()
             nn_backward.clear()  # adjoints an op kept for its next input's helper live one run only
-            runtime.clear_loans()  # adjoints lent to callees (runtime_arrays.lend) live one run only
+            runtime.close_loans(loans)
         gradients = _gradients(args, differentiated, result[1:])
         return result[0], gradients
 

@@ -22,8 +22,10 @@ __all__ = [
     "accumulate_matmul_left",
     "borrow",
     "clear_loans",
+    "close_loans",
     "lend",
     "merge",
+    "open_loans",
     "array_adjoint",
     "array_divide",
     "array_log_for_power",
@@ -205,10 +207,27 @@ def merge(total, contribution, argument):
 
 
 def clear_loans() -> None:
-    """Forget every loan (after a run, finished or not)."""
+    """Forget every loan."""
     offered, lent = _loans()
     offered.clear()
     lent.clear()
+
+
+def open_loans() -> tuple:
+    """Fresh loan books for one run (a run inside another, from a key function say, keeps its own
+    apart); returns the books it replaces, for `close_loans` after the run, finished or not."""
+    state = _LOANS.__dict__
+    saved = (state.get("offered"), state.get("lent"))
+    state["offered"] = {}
+    state["lent"] = {}
+    return saved
+
+
+def close_loans(saved: tuple) -> None:
+    state = _LOANS.__dict__
+    offered, lent = saved
+    state["offered"] = {} if offered is None else offered
+    state["lent"] = {} if lent is None else lent
 
 
 def _owns(total, like) -> bool:

@@ -58,3 +58,15 @@ def test_a_shared_adjoint_is_never_lent():
     runtime_arrays.lend(shared, argument, (argument,))
     assert runtime_arrays.borrow(argument) == 0.0
     runtime_arrays.clear_loans()
+
+
+def test_a_run_inside_a_run_keeps_the_outer_loans():
+    """A gradient run from inside another (a key function, say) gets its own loan books."""
+    books = runtime_arrays.open_loans()
+    try:
+        buffer, argument = np.zeros(3) + 1.0, np.zeros(3)
+        runtime_arrays.lend(buffer, argument, (argument,))
+        cpsgrad.grad(lf.rec, argnums=(0, 1))(W, H, 2)
+        assert runtime_arrays.borrow(argument) is buffer
+    finally:
+        runtime_arrays.close_loans(books)
