@@ -589,14 +589,7 @@ class Generator:
         if current == adjoint and self.holds_number(adjoint):
             lines.append(f"{pad}{adjoint} += {expression}")
         elif current == adjoint:  # in place only where nothing else holds the array (an adjoint may be shared)
-            indexed = _helper_arguments(expression, "index_adjoint")
-            product = _helper_arguments(expression, "matmul_left")
-            if indexed is not None:  # x[i] read: add into the elements, no full-size zeros
-                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_index({adjoint}, {indexed})")
-            elif product is not None:  # W @ h: BLAS adds the product in place
-                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_matmul_left({adjoint}, {product})")
-            else:
-                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate({adjoint}, {expression})")
+            lines.append(f"{pad}{adjoint} = {_accumulation(adjoint, expression)}")
         elif current is not None:
             lines.append(f"{pad}{adjoint} = {current} + {expression}")
             defined[adjoint] = adjoint
@@ -604,14 +597,7 @@ class Generator:
             defined[adjoint] = expression
         elif adjoint in self.borrowers:  # a parameter's first: into what the caller lent, if it did
             borrowed = f"{_RUNTIME}.borrow({self.borrowers[adjoint]})"
-            indexed = _helper_arguments(expression, "index_adjoint")
-            product = _helper_arguments(expression, "matmul_left")
-            if indexed is not None:
-                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_index({borrowed}, {indexed})")
-            elif product is not None:
-                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate_matmul_left({borrowed}, {product})")
-            else:
-                lines.append(f"{pad}{adjoint} = {_RUNTIME}.accumulate({borrowed}, {expression})")
+            lines.append(f"{pad}{adjoint} = {_accumulation(borrowed, expression)}")
             defined[adjoint] = adjoint
         else:
             lines.append(f"{pad}{adjoint} = {expression}")
@@ -749,6 +735,19 @@ _METHOD_ADVICE = (
 )
 
 _TEMPLATE_READS: dict[int, tuple[Rule, list[str]]] = {}
+
+
+def _accumulation(total: str, expression: str) -> str:
+    """`accumulate(total, expression)`, in the form that adds in place without a full-size
+    temporary where the expression is one: an `x[i]` read's adjoint (into the elements) or a
+    `W @ h` product's (BLAS into the total)."""
+    indexed = _helper_arguments(expression, "index_adjoint")
+    if indexed is not None:
+        return f"{_RUNTIME}.accumulate_index({total}, {indexed})"
+    product = _helper_arguments(expression, "matmul_left")
+    if product is not None:
+        return f"{_RUNTIME}.accumulate_matmul_left({total}, {product})"
+    return f"{_RUNTIME}.accumulate({total}, {expression})"
 
 
 def _helper_arguments(expression: str, helper: str) -> str | None:

@@ -177,20 +177,11 @@ class CallSite:
         else:
             every = values + tuple([keywords[name] for name in found.keyword_names]) + found.defaults
             parameters = tuple([every[i] for i in found.order])
-        key = tuple(map(key_of, parameters))
         if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional:
             self.nested[target.function.__code__] = found  # later calls of its closures: call_nested
         if not found.direct or target.prefix or target.captured is not None:  # parameters that are not the call's arguments must not take their loans
             k = withdrawing(k, arguments + tuple((keywords or {}).values()))
-        if found.environment:
-            program, kept = self.environment_program(found, key, parameters)
-            result = _invoker(len(parameters))(program, parameters, k)
-            result = _expanded(result, kept, found.environment)
-        else:
-            program = found.programs.get(key)
-            if program is None:
-                program = found.programs[key] = self.program(found, kinds_of_key(key))
-            result = _invoker(len(parameters))(program, parameters, k)
+        result = self.run(found, parameters, k)
         if not self.callee_active:
             return result
         if not found.environment:  # a called value with no environment to differentiate
@@ -206,8 +197,7 @@ class CallSite:
         adjoint = 0.0
         own = len(found.default_names) + found.captured if target.captured is not None else 0
         if target.captured is not None:
-            definition = DEFINITIONS[target.function.__code__]
-            adjoint = environment_adjoint(definition, environment[: found.captured], dict(zip(found.default_names, environment[found.captured : own], strict=True)))
+            adjoint = _closure_adjoint(found, target.function.__code__, environment)
         if target.partials:  # innermost first: each layer's adjoint holds the one below
             position = own
             arguments = []
@@ -227,22 +217,25 @@ class CallSite:
         if found.default_names:
             values += _defaults_of(callee, found.default_names)
         parameters = tuple([values[i] for i in found.order])
-        key = tuple(map(key_of, parameters))
         if cells or found.default_names:  # captured values and defaults are parameters too
             k = withdrawing(k, arguments)
+        result = self.run(found, parameters, k)
+        if not self.callee_active:
+            return result
+        split = 1 + found.environment
+        return (result[0], _closure_adjoint(found, callee.__code__, result[1:split]), *result[split:])
+
+    def run(self, found: Plan, parameters: tuple, k):
+        """Run the program for the kinds of `parameters` (made on first use) with continuation
+        `k`; with an environment, the result carries an adjoint for each part of it."""
+        key = tuple(map(key_of, parameters))
         if not found.environment:
             program = found.programs.get(key)
             if program is None:
                 program = found.programs[key] = self.program(found, kinds_of_key(key))
-            result = _invoker(len(parameters))(program, parameters, k)
-            return (result[0], 0.0, *result[1:]) if self.callee_active else result
+            return _invoker(len(parameters))(program, parameters, k)
         program, kept = self.environment_program(found, key, parameters)
-        result = _expanded(_invoker(len(parameters))(program, parameters, k), kept, found.environment)
-        split = 1 + found.environment
-        environment = result[1:split]
-        defaulted = dict(zip(found.default_names, environment[found.captured :], strict=True)) if found.default_names else {}
-        adjoint = environment_adjoint(DEFINITIONS[callee.__code__], environment[: found.captured], defaulted)
-        return (result[0], adjoint, *result[split:])
+        return _expanded(_invoker(len(parameters))(program, parameters, k), kept, found.environment)
 
     def plan(self, target: calls.Target, positional: int) -> Plan:
         function = target.function
@@ -395,6 +388,14 @@ def _invoker(count: int):
         exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
         invoke = _INVOKERS[count] = namespace["invoke"]
     return invoke
+
+
+def _closure_adjoint(found: Plan, code, environment: tuple):
+    """The adjoint of a made function from its environment's adjoints in a call's result (what
+    it captured, then the defaults the call used)."""
+    own = found.captured + len(found.default_names)
+    defaulted = dict(zip(found.default_names, environment[found.captured : own], strict=True))
+    return environment_adjoint(DEFINITIONS[code], environment[: found.captured], defaulted)
 
 
 def _layer_keywords(partials: tuple, overridden, layers: bool = False) -> list:
