@@ -955,28 +955,9 @@ def _mentions(text: str, name: str) -> bool:
 
 
 @st.composite
-def _programs(
-    draw: Callable[..., Any],
-    numpy: bool,
-    containers: bool,
-    recursion: bool,
-    closures: bool,
-    singleton_unpacking: bool,
-    max_helpers: int,
-    max_statements: int,
-    max_depth: int,
-) -> Program:
-    builder = _Builder(
-        draw,
-        numpy=numpy,
-        containers=containers,
-        recursion=recursion,
-        closures=closures,
-        singleton_unpacking=singleton_unpacking,
-        max_helpers=max_helpers,
-        max_statements=max_statements,
-        max_depth=max_depth,
-    )
+def _programs(draw: Callable[..., Any], switches: dict[str, Any]) -> Program:
+    """One program: `switches` are `programs`' keyword arguments, as `_Builder` takes them."""
+    builder = _Builder(draw, **switches)
     source, names = builder.module()
     # Ties in min/max between different values get an equal share each (as in JAX), which is
     # not the derivative where the tie is flat on one side (max(min(x0, x1), x1) at x0 == x1);
@@ -1028,16 +1009,17 @@ def programs(
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
     """
-    return _programs(
-        numpy,
-        containers,
-        recursion,
-        closures,
-        singleton_unpacking,
-        max_helpers,
-        max_statements,
-        max_depth,
-    )
+    switches = {
+        "numpy": numpy,
+        "containers": containers,
+        "recursion": recursion,
+        "closures": closures,
+        "singleton_unpacking": singleton_unpacking,
+        "max_helpers": max_helpers,
+        "max_statements": max_statements,
+        "max_depth": max_depth,
+    }
+    return _programs(switches)
 
 
 # --- checking one program ------------------------------------------------------------------------
