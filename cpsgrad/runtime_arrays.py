@@ -60,6 +60,7 @@ __all__ = [
     "reduced_product",
     "reshape_adjoint",
     "select",
+    "softmax_adjoint",
     "split_adjoint",
     "stack_adjoint",
     "std_adjoint",
@@ -285,7 +286,7 @@ def accumulate_matmul_left(total, z_d, x, y):
             else:
                 result = None
             if result is not None:
-                if result.ctypes.data != total.ctypes.data:  # BLAS worked on a copy
+                if result is not transposed:  # BLAS worked on a copy (f2py returns `a` itself when it did not)
                     np.copyto(total, result.T)
                 return total
     return accumulate(total, matmul_left(z_d, x, y))
@@ -606,6 +607,19 @@ def sum_adjoint(adjoint, x, axis, keepdims: bool):
         if spread is not None:
             return spread
     return _spread(_kept(adjoint, np.ndim(x), axis, keepdims), x)
+
+
+def softmax_adjoint(adjoint, probabilities, axis):
+    """The adjoint of `y` in a softmax written out in numpy, `p = exp(y - max(y)) / sum(...)`
+    over `axis` (None: every axis), from `p`'s adjoint (one backward for the group of
+    statements: transforms/fusion.py): `p * (p_d - sum(p_d * p))`. The shift has none."""
+    if type(adjoint) is float and adjoint == 0.0:
+        return 0.0
+    if axis is None:
+        if type(adjoint) is _ndarray and type(probabilities) is _ndarray and adjoint.shape == probabilities.shape:
+            return probabilities * (adjoint - np.vdot(adjoint, probabilities))
+        return probabilities * (adjoint - np.sum(adjoint * probabilities))
+    return probabilities * (adjoint - np.sum(adjoint * probabilities, axis=axis, keepdims=True))
 
 
 def mean_adjoint(adjoint, x, axis, keepdims: bool):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -20,13 +21,14 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
-from cpsgrad.transforms import calls, dispatch, naming, syntax
+from cpsgrad.transforms import calls, dispatch, fusion, naming, syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
 _RUNTIME = "cpsgrad_runtime"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MISSING = object()
 _ZERO = "0.0"
 
@@ -47,13 +49,14 @@ class _Frame:
 class _Backward:
     """What the backward of one forward statement needs."""
 
-    kind: str  # "rule" | "copy" | "display" | "dict" | "attribute" | "index" | "unpack"
+    kind: str  # "rule" | "copy" | "display" | "dict" | "attribute" | "index" | "unpack" | "softmax"
     target: str | list[str]
     sources: list  # renamed atoms
     rule: Rule | None = None
     bound: dict | None = None
     extra: dict = field(default_factory=dict)
     adjoints: dict[str, str] = field(default_factory=dict)  # active operand version -> adjoint
+    lines: range = range(0)  # the forward's lines in the block's output
 
     def source(self, atom) -> str | None:
         """The adjoint an operand accumulates into, or None when it is inactive or constant."""
@@ -248,12 +251,13 @@ class Generator:
         holds it: itself, or the adjoint it equals, a copy never emitted) and whether it returns."""
         pad = "    " * depth
         records: list[_Backward] = []
+        start = len(lines)
         for statement in block.statements:
             self.forward(statement, frame, pad, lines, records)
         defined, returns = self.tail(block.tail, frame, depth, lines)
         if not returns:
             return {}, False
-        for record in reversed(records):
+        for record in reversed(self.fuse(records, lines, start)):
             self.backward(record, defined, pad, lines)
         return defined, True
 
@@ -406,6 +410,7 @@ class Generator:
                 records.append(_Backward("unpack", versions, [value], adjoints={value.value: source}))
             return
         variable = target.value
+        first = len(lines)
         self.guard_in_place(statement, variable, value, pad, lines)
         record = None
         if self.is_active_variable(variable):
@@ -414,6 +419,7 @@ class Generator:
         lines.append(f"{pad}{version} = {syntax.code(value)}")
         if record is not None:
             record.target = version
+            record.lines = range(first, len(lines))
             records.append(record)
 
     def inline_if(self, statement: cst.If, frame: _Frame, pad: str, lines: list[str]) -> None:
@@ -581,6 +587,34 @@ class Generator:
     def fail(self, statement, construct: str, advice: str, error=UnsupportedError):
         raise error(self.normalized.location(statement), construct, advice)
 
+    # -- fusion ------------------------------------------------------------------------------
+    def fuse(self, records: list[_Backward], lines: list[str], start: int) -> list[_Backward]:
+        """`records` with each group of statements that has one backward (transforms/fusion.py:
+        a softmax written out) replaced by that backward, at its last statement's place. What
+        reads a version is read off the block's output from `start` (its statements, tail,
+        branches and continuation calls): a name seen anywhere else keeps the group apart."""
+        if not any(record.kind == "rule" and record.rule.template in fusion.LAST for record in records):
+            return records
+        read = [(index, set(_IDENTIFIER.findall(lines[index]))) for index in range(start, len(lines))]
+
+        def private(version: str, members: list[_Backward]) -> bool:
+            own = {index for member in members for index in member.lines}
+            return not any(version in names for index, names in read if index not in own)
+
+        replaced: dict[int, _Backward | None] = {}
+        for group in fusion.softmaxes(records, private):
+            source = next((m.adjoints[group.logits.value] for m in group.members if group.logits.value in m.adjoints), None)
+            if source is None or self.is_number(group.logits):
+                continue
+            for member in group.members:
+                replaced[id(member)] = None
+            axis = "None" if group.axis is None else group.axis
+            statements = [member.target for member in group.members]
+            replaced[id(group.output)] = _Backward("softmax", group.output.target, [group.logits], adjoints={group.logits.value: source}, extra={"axis": axis, "statements": statements})
+        if not replaced:
+            return records
+        return [replaced.get(id(record), record) for record in records if replaced.get(id(record), record) is not None]
+
     # -- backward statements -----------------------------------------------------------------
     def accumulate(self, adjoint: str, expression: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         """Add `expression` to `adjoint`: assign the first contribution, add later ones. A first
@@ -649,6 +683,11 @@ class Generator:
             if source is not None:
                 expression = f"{_RUNTIME}.attribute_adjoint({syntax.code(record.sources[0])}, {record.extra['name']!r}, {output})"
                 self.accumulate(source, expression, defined, pad, lines)
+        elif record.kind == "softmax":  # a group's one backward (fuse)
+            statements = ", ".join(record.extra["statements"])
+            lines.append(f"{pad}# {record.target} is a softmax of {syntax.code(record.sources[0])} ({statements}): one backward")
+            expression = f"{_RUNTIME}.softmax_adjoint({output}, {record.target}, {record.extra['axis']})"
+            self.accumulate(record.source(record.sources[0]), expression, defined, pad, lines)
         elif record.kind == "index":
             container = record.sources[0]
             source = record.source(container)

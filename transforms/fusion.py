@@ -1,0 +1,140 @@
+"""Fusion: a group of forward statements whose backward is one operation.
+
+The chain rule through each statement of a softmax written out in numpy,
+
+    m = np.max(y); z = y - m; e = np.exp(z); s = np.sum(e); p = e / s
+
+takes about fifteen numpy calls; the softmax's own adjoint is one expression,
+`y_d += p * (p_d - sum(p_d * p))` (`cpsgrad_runtime.softmax_adjoint`). The forward statements
+stay as the user wrote them; only their backward is replaced, and only where that is exact:
+
+- the records are the table's own rules (a rule a user replaced is never fused);
+- the intermediate values (`e`, `s`, and with the shift `m`, `z`) are read by nothing outside
+  the group (no other statement, branch test, continuation argument or closure);
+- the sum, and the shift, broadcast back along the axes they reduced: no axis (everything),
+  `keepdims=True`, or axis 0;
+- the shift `m` is constant along the summed axes (a reduction over everything, or over the
+  same axes as the sum), so the softmax does not depend on it: its adjoint is exactly zero
+  (the chain rule through `np.max` gives zero up to rounding), as JAX's `stop_gradient` in
+  `jax.nn.softmax` has it. A shift that is not private is left to its own rules and the group
+  starts at `np.exp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cpsgrad.rules import arrays, scalar
+from cpsgrad.transforms import syntax
+
+_EXP = (arrays.exp,)
+_SUM = (arrays.sum_,)
+_DIVIDE = (scalar.truediv, arrays.divide)
+_SUBTRACT = (scalar.sub, arrays.subtract)
+_EXTREMUM = (arrays.extremum,)
+_EVERYTHING = ("everything",)
+LAST = _DIVIDE  # the templates a group ends with: a block without them has nothing to fuse
+
+
+@dataclass
+class Softmax:
+    """One fused softmax: `members` (forward records, in program order) have one backward,
+    `output`'s adjoint into `logits`' adjoint, along `axis` (code, or None for every axis)."""
+
+    members: list
+    output: object
+    logits: cst.Name
+    axis: str | None
+
+
+def softmaxes(records: list, private: Callable[[str, list], bool]) -> list[Softmax]:
+    """The softmax groups among one block's backward records. `private(version, members)` says
+    whether nothing but `members` reads `version`."""
+    by_target = {record.target: record for record in records if isinstance(record.target, str)}
+    groups: list[Softmax] = []
+    taken: set[int] = set()
+    for divide in records:
+        group = _match(divide, by_target, private)
+        if group is not None and not any(id(member) in taken for member in group.members):
+            taken |= {id(member) for member in group.members}
+            groups.append(group)
+    return groups
+
+
+def _match(divide, by_target: dict, private) -> Softmax | None:
+    if not _is(divide, _DIVIDE):
+        return None
+    numerator, denominator = _name(divide.bound.get("x")), _name(divide.bound.get("y"))
+    total = by_target.get(denominator)
+    exponential = by_target.get(numerator)
+    if not (_is(total, _SUM) and _is(exponential, _EXP)) or "dtype" in total.bound:
+        return None
+    if _name(total.bound.get("a")) != numerator:
+        return None
+    axis = _reduced_axes(total)
+    logits = exponential.bound.get("x")
+    if axis is None or not isinstance(logits, cst.Name):
+        return None
+    members = [exponential, total, divide]
+    if not (private(numerator, members) and private(denominator, members)):
+        return None
+    shifted = _unshifted(logits, by_target, axis, private, members)
+    if shifted is not None:
+        logits, shift_members = shifted
+        members = shift_members + members
+    return Softmax(members, divide, logits, None if axis == _EVERYTHING else axis[0])
+
+
+def _unshifted(shifted: cst.Name, by_target: dict, axis: tuple, private, members: list):
+    """For `z = y - m` with `m = np.max(y, ...)` constant along `axis`, both read only by the
+    group: (`y`, [the max's record, the subtraction's]); otherwise None."""
+    subtract = by_target.get(shifted.value)
+    if not _is(subtract, _SUBTRACT):
+        return None
+    logits, shift = subtract.bound.get("x"), _name(subtract.bound.get("y"))
+    extremum = by_target.get(shift)
+    if not isinstance(logits, cst.Name) or not _is(extremum, _EXTREMUM) or _name(extremum.bound.get("a")) != logits.value:
+        return None
+    shift_axis = _reduced_axes(extremum)
+    if shift_axis is None or (shift_axis != _EVERYTHING and shift_axis != axis):
+        return None
+    extended = [extremum, subtract, *members]
+    if not (private(shifted.value, extended) and private(shift, extended)):
+        return None
+    return logits, [extremum, subtract]
+
+
+def _reduced_axes(record) -> tuple | None:
+    """`_EVERYTHING` for a reduction over every axis; `(axis code,)` for one whose result
+    broadcasts back along the axes it reduced (`keepdims=True`, or axis 0); else None."""
+    axis = record.bound.get("axis")
+    if axis is None or (isinstance(axis, cst.Name) and axis.value == "None"):
+        return _EVERYTHING
+    keepdims = record.bound.get("keepdims")
+    kept = isinstance(keepdims, cst.Name) and keepdims.value == "True"
+    leading = isinstance(axis, cst.Integer) and axis.evaluated_value == 0
+    if not (kept or leading) or not _constant(axis):
+        return None
+    return (syntax.code(axis),)
+
+
+def _constant(node: cst.BaseExpression) -> bool:
+    """An axis written as a literal (`1`, `-1`, `(0, 1)`): the same code means the same axes."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return isinstance(node.expression, cst.Integer)
+    if isinstance(node, cst.Tuple):
+        return all(_constant(element.value) for element in node.elements)
+    return False
+
+
+def _is(record, templates: tuple) -> bool:
+    return record is not None and record.kind == "rule" and record.rule.template in templates
+
+
+def _name(node) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None
