@@ -57,6 +57,7 @@ __all__ = [
     "norm_adjoint",
     "outer_left",
     "outer_right",
+    "picked_log_softmax_adjoint",
     "reduced_product",
     "reshape_adjoint",
     "select",
@@ -620,6 +621,22 @@ def softmax_adjoint(adjoint, probabilities, axis):
             return probabilities * (adjoint - np.vdot(adjoint, probabilities))
         return probabilities * (adjoint - np.sum(adjoint * probabilities))
     return probabilities * (adjoint - np.sum(adjoint * probabilities, axis=axis, keepdims=True))
+
+
+def picked_log_softmax_adjoint(adjoint, probabilities, index, axis):
+    """The adjoint of `y` in `log(p[index])` with `p` a softmax of `y` over `axis` written out
+    in numpy (transforms/fusion.py): the adjoint scattered to `index`, less `p` times its sum
+    along `axis` (the log-likelihood's `onehot - p`, with no division by `p[index]`)."""
+    if type(adjoint) is float and adjoint == 0.0:
+        return 0.0
+    if axis is None and type(probabilities) is _ndarray and probabilities.ndim == 1 and type(adjoint) is not _ndarray and (type(index) is int or isinstance(index, np.integer)):
+        result = probabilities * -adjoint
+        result[index] += adjoint
+        return result
+    scattered = index_adjoint(probabilities, index, adjoint)
+    if axis is None:
+        return scattered - probabilities * np.sum(scattered)
+    return scattered - probabilities * np.sum(scattered, axis=axis, keepdims=True)
 
 
 def mean_adjoint(adjoint, x, axis, keepdims: bool):

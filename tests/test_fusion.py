@@ -10,6 +10,8 @@ their gradients right through the plain rules.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -28,6 +30,43 @@ def picked(y, w):
     p = np.exp(y - np.max(y))
     p = p / np.sum(p)
     return -np.log(p[1]) + np.sum(w * y)
+
+
+def picked_from_a_list(y, w):
+    targets = [2, 0, 4]
+    loss = 0.0
+    for t in targets:
+        z = y * w
+        p = np.exp(z - np.max(z))
+        p = p / np.sum(p)
+        loss = loss - np.log(p[t])
+    return loss
+
+
+def picked_by_math_log(y, w):
+    e = np.exp(y - np.max(y))
+    p = e / np.sum(e)
+    return math.log(p[3]) * 2.0 + np.sum(w * y)
+
+
+def picked_per_row(y, w):
+    """The batched negative log-likelihood: one label per row."""
+    z = y * w
+    e = np.exp(z - np.max(z, axis=1, keepdims=True))
+    p = e / np.sum(e, axis=1, keepdims=True)
+    return -np.sum(np.log(p[np.arange(3), np.array([1, 0, 3])]))
+
+
+def picked_slice(y, w):
+    e = np.exp(y)
+    p = e / np.sum(e)
+    return np.sum(np.log(p[1:4]) * w[1:4])
+
+
+def picked_and_read_elsewhere(y, w):
+    e = np.exp(y - np.max(y))
+    p = e / np.sum(e)
+    return -np.log(p[1]) + np.sum(p * w)
 
 
 def methods(y, w):
@@ -162,27 +201,33 @@ MATRIX = (3, 4)
 SQUARE = (3, 3)
 
 # (function, shape of y, the value the fused backward starts from: "y", the shifted value's
-# name in the program, or None when nothing is fused)
+# name in the program, or None when nothing is fused; "log" where the log of a picked
+# probability is fused too)
 CASES = [
-    (picked, VECTOR, "y"),
-    (methods, VECTOR, "y"),
-    (unshifted, VECTOR, "y"),
-    (rows, MATRIX, "y"),
-    (columns, MATRIX, "y"),
-    (shifted_by_min, VECTOR, "y"),
-    (everything_shift_rows_sum, MATRIX, "y"),
-    (in_a_loop, VECTOR, "h"),
-    (logits_used_again, VECTOR, "y"),
-    (in_a_branch, VECTOR, "y"),
-    (shift_read_elsewhere, VECTOR, "t1"),
-    (shift_along_other_axes, MATRIX, "t2"),
-    (shifted_by_parameter, VECTOR, "t2"),
-    (exponential_read_elsewhere, VECTOR, None),
-    (sum_read_elsewhere, VECTOR, None),
-    (sum_tested, VECTOR, None),
-    (not_broadcast_back, SQUARE, None),
-    (axis_from_a_variable, MATRIX, None),
-    (summed_in_float64, VECTOR, None),
+    (picked, VECTOR, "y", "log"),
+    (picked_from_a_list, VECTOR, "z", "log"),
+    (picked_by_math_log, VECTOR, "y", "log"),
+    (picked_per_row, MATRIX, "z", "log"),
+    (picked_slice, VECTOR, "y", "log"),
+    (picked_and_read_elsewhere, VECTOR, "y", "softmax"),
+    (methods, VECTOR, "y", "softmax"),
+    (unshifted, VECTOR, "y", "softmax"),
+    (rows, MATRIX, "y", "softmax"),
+    (columns, MATRIX, "y", "softmax"),
+    (shifted_by_min, VECTOR, "y", "softmax"),
+    (everything_shift_rows_sum, MATRIX, "y", "softmax"),
+    (in_a_loop, VECTOR, "h", "softmax"),
+    (logits_used_again, VECTOR, "y", "softmax"),
+    (in_a_branch, VECTOR, "y", "softmax"),
+    (shift_read_elsewhere, VECTOR, "t1", "softmax"),
+    (shift_along_other_axes, MATRIX, "t2", "softmax"),
+    (shifted_by_parameter, VECTOR, "t2", "softmax"),
+    (exponential_read_elsewhere, VECTOR, None, "softmax"),
+    (sum_read_elsewhere, VECTOR, None, "softmax"),
+    (sum_tested, VECTOR, None, "softmax"),
+    (not_broadcast_back, SQUARE, None, "softmax"),
+    (axis_from_a_variable, MATRIX, None, "softmax"),
+    (summed_in_float64, VECTOR, None, "softmax"),
 ]
 IDS = [case[0].__name__ for case in CASES]
 
@@ -197,22 +242,25 @@ def _unfused(monkeypatch):
     monkeypatch.setattr(pipeline, "_CACHE", {})
 
 
-@pytest.mark.parametrize(("function", "shape", "logits"), CASES, ids=IDS)
-def test_fused_where_exact(function, shape, logits):
+@pytest.mark.parametrize(("function", "shape", "logits", "fused"), CASES, ids=IDS)
+def test_fused_where_exact(function, shape, logits, fused):
     y, w = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape), np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape)
     program = cpsgrad.show(function, argnums=(0, 1), example=_arguments(function, y, w))
     if logits is None:
         assert "softmax_adjoint" not in program
     else:
         assert "softmax_adjoint" in program
-        assert f"is a softmax of {logits} (" in program
+        if fused == "log":
+            assert f"is the log of softmax({logits})[" in program and "picked_log_softmax_adjoint" in program
+        else:
+            assert f"is a softmax of {logits} (" in program and "picked_log" not in program
 
 
-@pytest.mark.parametrize(("function", "shape", "logits"), CASES, ids=IDS)
+@pytest.mark.parametrize(("function", "shape", "logits", "fused"), CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @settings(max_examples=5, deadline=None)
 @given(data=st.data())
-def test_gradient_matches_finite_differences(function, shape, logits, dtype, data):
+def test_gradient_matches_finite_differences(function, shape, logits, fused, dtype, data):
     y = data.draw(arrays(shape, dtype, -3.0, 3.0), label="y")
     w = data.draw(arrays(shape, dtype, 0.25, 2.0), label="w")
     check_grad(function, *_arguments(function, y, w), argnums=(0, 1))
@@ -221,8 +269,8 @@ def test_gradient_matches_finite_differences(function, shape, logits, dtype, dat
 FUSED = [case for case in CASES if case[2] is not None]
 
 
-@pytest.mark.parametrize(("function", "shape", "logits"), FUSED, ids=[case[0].__name__ for case in FUSED])
-def test_same_gradient_as_the_plain_rules(function, shape, logits, monkeypatch):
+@pytest.mark.parametrize(("function", "shape", "logits", "fused"), FUSED, ids=[case[0].__name__ for case in FUSED])
+def test_same_gradient_as_the_plain_rules(function, shape, logits, fused, monkeypatch):
     rng = np.random.default_rng(7)
     y, w = rng.standard_normal(shape), rng.uniform(0.5, 2.0, shape)
     arguments = _arguments(function, y, w)

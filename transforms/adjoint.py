@@ -610,7 +610,11 @@ class Generator:
                 replaced[id(member)] = None
             axis = "None" if group.axis is None else group.axis
             statements = [member.target for member in group.members]
-            replaced[id(group.output)] = _Backward("softmax", group.output.target, [group.logits], adjoints={group.logits.value: source}, extra={"axis": axis, "statements": statements})
+            extra = {"axis": axis, "statements": statements}
+            if group.picked is not None:
+                extra["probabilities"] = group.picked.sources[0]
+                extra["index"] = _index_code(group.picked)
+            replaced[id(group.output)] = _Backward("softmax", group.output.target, [group.logits], adjoints={group.logits.value: source}, extra=extra)
         if not replaced:
             return records
         return [replaced.get(id(record), record) for record in records if replaced.get(id(record), record) is not None]
@@ -685,16 +689,20 @@ class Generator:
                 self.accumulate(source, expression, defined, pad, lines)
         elif record.kind == "softmax":  # a group's one backward (fuse)
             statements = ", ".join(record.extra["statements"])
-            lines.append(f"{pad}# {record.target} is a softmax of {syntax.code(record.sources[0])} ({statements}): one backward")
-            expression = f"{_RUNTIME}.softmax_adjoint({output}, {record.target}, {record.extra['axis']})"
+            logits, axis = syntax.code(record.sources[0]), record.extra["axis"]
+            if "index" in record.extra:
+                probabilities = syntax.code(record.extra["probabilities"])
+                lines.append(f"{pad}# {record.target} is the log of softmax({logits})[{record.extra['index']}] ({statements}): one backward")
+                expression = f"{_RUNTIME}.picked_log_softmax_adjoint({output}, {probabilities}, {record.extra['index']}, {axis})"
+            else:
+                lines.append(f"{pad}# {record.target} is a softmax of {logits} ({statements}): one backward")
+                expression = f"{_RUNTIME}.softmax_adjoint({output}, {record.target}, {axis})"
             self.accumulate(record.source(record.sources[0]), expression, defined, pad, lines)
         elif record.kind == "index":
             container = record.sources[0]
             source = record.source(container)
             if source is not None:
-                parts = [syntax.code(i.value) if isinstance(i, cst.Index) else _slice_code(i) for i in record.extra["index"]]
-                index_code = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
-                expression = f"{_RUNTIME}.index_adjoint({syntax.code(container)}, {index_code}, {output})"
+                expression = f"{_RUNTIME}.index_adjoint({syntax.code(container)}, {_index_code(record)}, {output})"
                 self.accumulate(source, expression, defined, pad, lines)
         else:
             self.inline_rule(record, output, defined, pad, lines)
@@ -825,6 +833,12 @@ def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
 def _targets(names: list[str]) -> str:
     """Unpacking targets: `a, b`, and `a,` for one name (`a = t` would bind the whole tuple)."""
     return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+def _index_code(record: _Backward) -> str:
+    """The index of an "index" record as code: `i`, or `(slice(None, None, None), j)`."""
+    parts = [syntax.code(i.value) if isinstance(i, cst.Index) else _slice_code(i) for i in record.extra["index"]]
+    return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
 
 
 def _slice_code(index: cst.Slice) -> str:

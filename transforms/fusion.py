@@ -35,6 +35,7 @@ _SUM = (arrays.sum_,)
 _DIVIDE = (scalar.truediv, arrays.divide)
 _SUBTRACT = (scalar.sub, arrays.subtract)
 _EXTREMUM = (arrays.extremum,)
+_LOG = (arrays.log, scalar.log)
 _EVERYTHING = ("everything",)
 LAST = _DIVIDE  # the templates a group ends with: a block without them has nothing to fuse
 
@@ -42,12 +43,16 @@ LAST = _DIVIDE  # the templates a group ends with: a block without them has noth
 @dataclass
 class Softmax:
     """One fused softmax: `members` (forward records, in program order) have one backward,
-    `output`'s adjoint into `logits`' adjoint, along `axis` (code, or None for every axis)."""
+    `output`'s adjoint into `logits`' adjoint, along `axis` (code, or None for every axis).
+    With `picked` (the record of `p[index]`), the output is `log(p[index])`: the log-likelihood
+    of a class, whose adjoint needs neither the division by `p[index]` nor a full softmax
+    backward (`picked_log_softmax_adjoint`)."""
 
     members: list
     output: object
     logits: cst.Name
     axis: str | None
+    picked: object = None
 
 
 def softmaxes(records: list, private: Callable[[str, list], bool]) -> list[Softmax]:
@@ -58,6 +63,8 @@ def softmaxes(records: list, private: Callable[[str, list], bool]) -> list[Softm
     taken: set[int] = set()
     for divide in records:
         group = _match(divide, by_target, private)
+        if group is not None:
+            group = _picked_log(group, records, private) or group
         if group is not None and not any(id(member) in taken for member in group.members):
             taken |= {id(member) for member in group.members}
             groups.append(group)
@@ -86,6 +93,20 @@ def _match(divide, by_target: dict, private) -> Softmax | None:
         logits, shift_members = shifted
         members = shift_members + members
     return Softmax(members, divide, logits, None if axis == _EVERYTHING else axis[0])
+
+
+def _picked_log(group: Softmax, records: list, private) -> Softmax | None:
+    """The group extended by `q = p[index]; l = log(q)` when those read `p` and `q` alone."""
+    probabilities = group.output.target
+    for picked in records:
+        if picked.kind != "index" or _name(picked.sources[0]) != probabilities:
+            continue
+        for log in records:
+            if _is(log, _LOG) and _name(log.bound.get("x")) == picked.target:
+                members = [*group.members, picked, log]
+                if private(probabilities, members) and private(picked.target, members):
+                    return Softmax(members, log, group.logits, group.axis, picked)
+    return None
 
 
 def _unshifted(shifted: cst.Name, by_target: dict, axis: tuple, private, members: list):
