@@ -183,6 +183,7 @@ class _Function:
     iterated: set[str] = field(default_factory=set)  # lists a `for` is iterating over now
     appendable: set[str] = field(default_factory=set)  # lists this function may append to
     captured: set[str] = field(default_factory=set)  # read by a closure: never assigned again (late binding)
+    softmaxes: set[str] = field(default_factory=set)  # vectors of probabilities (positive): logs of their elements are safe
     statements: int = 0  # statements left
 
     def variables(self, kind: str) -> list[str]:
@@ -542,7 +543,11 @@ class _Builder:
         return "np.array([" + ", ".join(self.expression(d) for _ in range(VECTOR_LENGTH)) + "])"
 
     def vector_reduction(self, depth: int) -> str:
-        form = self.draw(st.integers(0, 3))
+        softmaxes = [v for v in self.function.variables(VECTOR) if v in self.function.softmaxes]
+        form = self.draw(st.integers(0, 4 if softmaxes else 3))
+        if form == 4:
+            self.note("log-likelihood")  # the log of a probability: fused with its softmax where nothing else reads it
+            return f"np.log({self.choose(softmaxes)}[{self.draw(st.integers(-1, VECTOR_LENGTH - 1))}])"
         if form == 0:
             self.note("np.sum")
             return f"np.sum({self.vector_expression(depth)})"
@@ -676,6 +681,8 @@ class _Builder:
             name = self.choose(sorted(fn.appendable - fn.iterated))
             return [f"{indent}{name}.append({self.expression(self.max_depth)})"]
         if kind == "vector":
+            if self.draw(st.integers(0, 3)) == 3:
+                return self.softmax(indent)
             name = self.fresh("w")
             value = self.vector_expression(self.max_depth)
             fn.scopes[-1][name] = _Variable(VECTOR)
@@ -692,6 +699,29 @@ class _Builder:
             f"{indent}if {self.condition(1)}:",
             f"{indent}    return {self.expression(self.max_depth)}",
         ]
+
+    def softmax(self, indent: str) -> list[str]:
+        """A softmax of a vector written out (`e = np.exp(w - np.max(w)); p = e / np.sum(e)`),
+        which cpsgrad differentiates as one operation where nothing else reads `e` (both are
+        vector variables here, so later statements may read either, keeping them apart)."""
+        fn = self.function
+        source = self.choose(fn.variables(VECTOR))
+        exponential, probabilities = self.fresh("e"), self.fresh("w")
+        form = self.draw(st.integers(0, 2))
+        if form == 0:
+            self.note("softmax")
+            shifted = f"{source} - np.max({source})"
+        elif form == 1:
+            self.note("softmax-unshifted")
+            shifted = source
+        else:
+            self.note("softmax-method")
+            shifted = f"{source} - {source}.max()"
+        fn.scopes[-1][exponential] = _Variable(VECTOR)
+        fn.scopes[-1][probabilities] = _Variable(VECTOR)
+        fn.softmaxes.add(probabilities)
+        total = f"{exponential}.sum()" if form == 2 else f"np.sum({exponential})"
+        return [f"{indent}{exponential} = np.exp({shifted})", f"{indent}{probabilities} = {exponential} / {total}"]
 
     def if_statement(self, indent: str) -> list[str]:
         self.note("if")
