@@ -16,13 +16,15 @@ from cpsgrad.errors import (
     SourceError,
     UnsupportedError,
 )
-from cpsgrad.kernels import cuda_available, to_device, to_host
+from cpsgrad.kernels import cuda_available
+from cpsgrad.kernels.device_array import DeviceArray, to_device, to_host
 from cpsgrad.rules.registry import rule
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ArgumentError",
+    "DeviceArray",
     "CpsgradError",
     "DepthLimitError",
     "NoRuleError",

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cpsgrad import nn_backward, runtime
+from cpsgrad import nn_backward, runtime, runtime_device
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
+from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import kinds, pipeline, source
@@ -38,10 +39,11 @@ def _reset(value):
         return value, 1.0
     if isinstance(value, runtime.Unbound):
         value.check()
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, DeviceArray)):
         if value.shape == () and value.dtype.kind == "f":
             return value, 1.0
-        described = f"an array of shape {value.shape} and dtype {value.dtype}"
+        kind = "a DeviceArray" if type(value) is DeviceArray else "an array"
+        described = f"{kind} of shape {value.shape} and dtype {value.dtype}"
         raise NonScalarOutputError(
             f"grad needs a function returning a real scalar, but it returned {described}; "
             "return a scalar (sum the outputs, or pick one)"
@@ -55,8 +57,8 @@ def _reset(value):
 
 
 def _check_differentiable(name: str, value, nested: bool = False) -> None:
-    """Differentiated arguments are floats (Python floats, numpy floating scalars and arrays) or
-    containers of them: dicts, tuples, lists, NamedTuples and dataclass instances, nested (a
+    """Differentiated arguments are floats (Python floats, numpy floating scalars and arrays,
+    float32/float64 DeviceArrays) or containers of them: dicts, tuples, lists, NamedTuples and dataclass instances, nested (a
     None inside a container is allowed, and gets None as its gradient)."""
     if type(value) is float:
         return
@@ -69,6 +71,13 @@ def _check_differentiable(name: str, value, nested: bool = False) -> None:
         )
     if isinstance(value, np.floating):
         return
+    if type(value) is DeviceArray:
+        if value.dtype in _DEVICE_DTYPES:
+            return
+        raise ArgumentError(
+            f"cannot differentiate with respect to {name}: it is a DeviceArray of dtype {value.dtype}; "
+            f"the device differentiates float32 and float64: pass {name}.astype(np.float64)"
+        )
     parts = _parts(value)
     if parts is not None:
         for label, part in parts:
@@ -78,10 +87,10 @@ def _check_differentiable(name: str, value, nested: bool = False) -> None:
         return
     if device_of(value) == "cuda":
         raise ArgumentError(
-            f"cannot differentiate with respect to {name}: it is a CUDA device array "
-            f"({type(value).__name__}); differentiated programs run on the host for now (only "
-            "cpsgrad.nn's kernels have CUDA versions, called on device arrays directly): pass "
-            f"cpsgrad.to_host({name})"
+            f"cannot differentiate with respect to {name}: it is a raw CUDA device array "
+            f"({type(value).__name__}), which has no numpy operators; pass cpsgrad.to_device({name}) "
+            "(a DeviceArray, which differentiated programs run on) or cpsgrad.to_host"
+            f"({name})"
         )
     if isinstance(value, (bool, numbers.Integral)) or not isinstance(value, numbers.Real):
         kind = type(value).__name__
@@ -105,6 +114,9 @@ def _parts(value) -> list | None:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [(f".{field.name}", getattr(value, field.name)) for field in dataclasses.fields(value)]
     return None
+
+
+_DEVICE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class _DeepCalls:
@@ -146,6 +158,8 @@ def _as_gradient(argument, adjoint):
         return adjoint
     if isinstance(argument, np.floating):
         return argument.dtype.type(adjoint)
+    if type(argument) is DeviceArray:
+        return runtime_device.as_gradient(argument, adjoint)
     if argument is None:
         return None
     if isinstance(argument, dict):
@@ -174,7 +188,7 @@ def _as_gradient(argument, adjoint):
 
 def _unshared(gradient, seen: set[int]):
     """`gradient` with every array that an earlier part (or gradient) holds copied."""
-    if isinstance(gradient, np.ndarray):
+    if isinstance(gradient, (np.ndarray, DeviceArray)):
         if id(gradient) in seen:
             return gradient.copy()
         seen.add(id(gradient))
@@ -198,7 +212,7 @@ def _gradients(args: tuple, positions: tuple[int, ...], adjoints) -> tuple:
     """Gradients conformed to their arguments; arrays never shared between two gradients (or
     two parts of one)."""
     gradients = tuple(_as_gradient(args[p], a) for p, a in zip(positions, adjoints, strict=True))
-    if len(gradients) > 1 or not isinstance(gradients[0], (float, np.ndarray, np.floating)):
+    if len(gradients) > 1 or not isinstance(gradients[0], (float, np.ndarray, np.floating, DeviceArray)):
         seen: set[int] = set()
         gradients = tuple(_unshared(gradient, seen) for gradient in gradients)
     return gradients

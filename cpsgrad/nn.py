@@ -12,8 +12,8 @@ Conventions:
   in_channels / groups, kernel_h, kernel_w)``. Parameter names and defaults follow PyTorch's
   functional API (``torch.nn.functional``) where it has the op; ``axis`` follows numpy.
 * Arrays run through the dispatch table (``cpsgrad.kernels``): numpy arrays on the CPU kernels,
-  CUDA device arrays on the CUDA kernels; float32 and float64 (float32 stays float32, gradients
-  included).
+  CUDA device arrays on the CUDA kernels (``cpsgrad.DeviceArray``s in, DeviceArrays out);
+  float32 and float64 (float32 stays float32, gradients included).
 * The elementwise activations (relu, leaky_relu, hardtanh, sigmoid, softplus) also take Python
   numbers (computed with ``math``, returning a float; never through the table) and numpy arrays
   of any dtype; a float numpy array smaller than the measured threshold of
@@ -36,6 +36,8 @@ import numpy as np
 
 from cpsgrad.kernels import dispatch, thresholds
 from cpsgrad.kernels import nn as _kernels
+from cpsgrad.kernels.device_array import DeviceArray
+from cpsgrad.kernels.device_array import full as device_full
 
 __all__ = [
     "avg_pool2d",
@@ -252,6 +254,8 @@ def batch_norm_statistics(x, running_mean, running_var, *, momentum=0.1):
 
 def _channel_constant(x, size: int, value: float):
     """A (size,) array of ``value`` in ``x``'s dtype, on ``x``'s device."""
+    if type(x) is DeviceArray:
+        return device_full((size,), x.dtype, value)
     array = np.full(size, value, dtype=x.dtype)
     if type(x) is _ndarray:
         return array

@@ -37,7 +37,8 @@ import threading
 
 import numpy as np
 
-from cpsgrad.kernels import dispatch
+from cpsgrad.kernels import device_array, dispatch
+from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.nn import (
     _NUMPY,
     _PYTHON,
@@ -54,8 +55,11 @@ _ndarray = np.ndarray
 
 
 def _conform(adjoint, like):
-    """The output adjoint in the output's shape and dtype (device arrays pass as they are)."""
+    """The output adjoint in the output's shape and dtype (device arrays pass as they are; a
+    number for a DeviceArray output is filled on the device)."""
     if type(like) is not _ndarray:
+        if type(like) is DeviceArray and type(adjoint) is not DeviceArray:
+            return device_array.conformed(adjoint, like.shape, like.dtype)
         return adjoint
     if type(adjoint) is _ndarray:
         if adjoint.shape == like.shape:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime_arrays import *  # noqa: F403  (array helpers, listed in their __all__)
 from cpsgrad.runtime_arrays import array_divide, array_log_for_power, array_power_slope, array_sign
 from cpsgrad.runtime_closures import make_function, make_partial  # noqa: F401  (nested defs, lambdas, partials)
@@ -333,7 +334,10 @@ def refuse_in_place(value, where: str, rewrite: str) -> None:
 
 
 def _numpy(value) -> bool:
-    return isinstance(value, (np.ndarray, np.generic))
+    return isinstance(value, _ARRAY_TYPES)
+
+
+_ARRAY_TYPES = (np.ndarray, np.generic, DeviceArray)
 
 
 def zip_length(strict: bool, *lengths: int) -> int:

@@ -16,6 +16,9 @@ import threading
 
 import numpy as np
 
+from cpsgrad import runtime_device as _device
+from cpsgrad.kernels.device_array import DeviceArray
+
 __all__ = [
     "accumulate",
     "accumulate_index",
@@ -108,6 +111,8 @@ def _accumulate(total, contribution, exclusive: bool):
         return total
     if type(total) is float and total == 0.0:
         return contribution
+    if type(total) is DeviceArray or type(contribution) is DeviceArray:
+        return _device.add(total, contribution)
     return total + contribution
 
 
@@ -323,11 +328,16 @@ def unbroadcast(adjoint, like):
         if type(adjoint) is _ndarray and adjoint.shape == like.shape:
             return adjoint if adjoint.dtype == like.dtype else adjoint.astype(like.dtype)
         return _reduce_to(adjoint, like.shape, like.dtype)
+    if kind is DeviceArray:
+        return _device.unbroadcast(adjoint, like)
     if kind is float or kind is int or kind is bool:
         if type(adjoint) is float:
             return adjoint
-        return float(adjoint.sum()) if type(adjoint) is _ndarray else float(adjoint)
+        # a DeviceArray's sum is copied to the host: the gradient of a Python number is one
+        return float(adjoint.sum()) if type(adjoint) is _ndarray or type(adjoint) is DeviceArray else float(adjoint)
     if isinstance(like, np.generic):
+        if type(adjoint) is DeviceArray:
+            return like.dtype.type(float(adjoint.sum()))
         return like.dtype.type(adjoint.sum() if type(adjoint) is _ndarray else adjoint)
     if isinstance(like, (list, tuple)):
         from cpsgrad.runtime import SequenceAdjoint
@@ -384,6 +394,8 @@ def index_adjoint(container, index, adjoint):
         else:
             np.add.at(result, index, adjoint)
         return result
+    if type(container) is DeviceArray:
+        return _device.index_adjoint(container, index, adjoint)
     from cpsgrad.runtime import DictAdjoint, one_hot
 
     if isinstance(container, dict):
@@ -415,6 +427,8 @@ def matmul_left(z_d, x, y):
             return z_d @ y.T
     if is_zero(z_d):
         return 0.0
+    if type(x) is DeviceArray or type(y) is DeviceArray:
+        return unbroadcast(_device.matmul_left(z_d, x, y), x)
     x_ndim, y_ndim = np.ndim(x), np.ndim(y)
     if x_ndim == 1 and y_ndim == 1:
         return unbroadcast(z_d * y, x)
@@ -434,6 +448,8 @@ def matmul_right(z_d, x, y):
             return x.T @ z_d
     if is_zero(z_d):
         return 0.0
+    if type(x) is DeviceArray or type(y) is DeviceArray:
+        return unbroadcast(_device.matmul_right(z_d, x, y), y)
     x_ndim, y_ndim = np.ndim(x), np.ndim(y)
     if x_ndim == 1 and y_ndim == 1:
         return unbroadcast(z_d * x, y)
@@ -454,6 +470,8 @@ def array_divide(numerator, denominator):
 
 def array_power_slope(base, exponent):
     """d(b**e)/db elementwise: e * b**(e-1), 0 where e == 0, +-inf at b == 0 for 0 < e < 1."""
+    if type(base) is DeviceArray or type(exponent) is DeviceArray:
+        return _device.array_power_slope(base, exponent)
     base = np.asarray(base)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         slope = exponent * np.power(base, np.asarray(exponent, dtype=np.result_type(base, exponent, 1.0)) - 1)
@@ -463,6 +481,8 @@ def array_power_slope(base, exponent):
 
 def array_log_for_power(base):
     """d(b**e)/de / b**e elementwise: log(b), 0 at b == 0, NaN for b < 0."""
+    if type(base) is DeviceArray:
+        return _device.array_log_for_power(base)
     base = np.asarray(base)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(base == 0, 0.0, np.log(np.where(base == 0, 1.0, base))).astype(np.result_type(base, 1.0), copy=False)
@@ -470,6 +490,8 @@ def array_log_for_power(base):
 
 def array_sign(x):
     """abs' elementwise: 1 at x >= 0 (abs'(0) = 1, as JAX), -1 below, NaN at NaN."""
+    if type(x) is DeviceArray:
+        return _device.array_sign(x)
     x = np.asarray(x)
     return np.where(x >= 0, 1.0, np.where(x < 0, -1.0, np.nan)).astype(np.result_type(x, 1.0), copy=False)
 
@@ -517,6 +539,8 @@ def elementwise_adjoint(op: str, adjoint, saved, x):
             from cpsgrad.kernels import dispatch
 
             return unbroadcast(dispatch(op, adjoint, saved).backward(adjoint, (saved,))[0], x)
+    if type(saved) is DeviceArray:  # the fused CUDA backward at every size
+        return _device.elementwise_adjoint(op, adjoint, saved, x)
     return unbroadcast(adjoint * _SLOPES[op](saved), x)
 
 
@@ -532,6 +556,8 @@ def select(adjoint, condition, x):
 
 def tie_share(x, other, result):
     """`np.maximum`/`np.minimum` backward: 1 where `x` was chosen, 0.5 on a tie (as JAX)."""
+    if type(result) is DeviceArray:
+        return _device.tie_share(x, other, result)
     return np.equal(x, result) * np.where(np.equal(other, result), 0.5, 1.0)
 
 
@@ -553,6 +579,8 @@ def clip_adjoint(adjoint, x, low, high, part: str):
 def exponent_slope(base, result):
     """d(b**e)/de elementwise from the result b**e: log(b) * b**e, 0 at b == 0 with e > 0, NaN
     for b < 0 (as JAX), without warnings."""
+    if type(result) is DeviceArray:
+        return _device.array_log_for_power(base) * result
     with np.errstate(invalid="ignore", over="ignore"):
         return array_log_for_power(base) * result
 
@@ -607,6 +635,8 @@ def sum_adjoint(adjoint, x, axis, keepdims: bool):
         spread = _everywhere(adjoint, x)
         if spread is not None:
             return spread
+    if type(x) is DeviceArray:
+        return _device.sum_adjoint(adjoint, x, axis, keepdims)
     return _spread(_kept(adjoint, np.ndim(x), axis, keepdims), x)
 
 
@@ -645,6 +675,8 @@ def mean_adjoint(adjoint, x, axis, keepdims: bool):
         return 0.0
     shape = np.shape(x)
     count = math.prod(shape[a] for a in _axes(axis, len(shape)))
+    if type(x) is DeviceArray:
+        return _device.sum_adjoint(adjoint, x, axis, keepdims, count)
     return _spread(_kept(adjoint, len(shape), axis, keepdims) / count, x)
 
 
@@ -658,6 +690,8 @@ def extremum_adjoint(adjoint, x, result, axis, keepdims: bool):
         count = np.count_nonzero(chosen)
         if count:  # else the result is NaN: the general path below spreads NaN
             return chosen * x.dtype.type(adjoint / count)
+    if type(x) is DeviceArray:
+        return _device.extremum_adjoint(adjoint, x, result, axis)
     ndim = np.ndim(x)
     chosen = np.asarray(x) == _kept(result, ndim, axis, keepdims)
     count = chosen.sum(axis=_axes(axis, ndim), keepdims=True)
@@ -776,6 +810,8 @@ def dot_left(adjoint, x, y):
         return 0.0
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(np.multiply(adjoint, y), x)
+    if type(x) is DeviceArray or type(y) is DeviceArray:  # at most 2-D: the matmul's
+        return matmul_left(adjoint, x, y)
     contracted = max(np.ndim(y) - 2, 0)
     y_free = [a for a in range(np.ndim(y)) if a != contracted]
     return unbroadcast(np.tensordot(adjoint, y, axes=(list(range(np.ndim(x) - 1, np.ndim(adjoint))), y_free)), x)
@@ -787,6 +823,8 @@ def dot_right(adjoint, x, y):
         return 0.0
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(np.multiply(adjoint, x), y)
+    if type(x) is DeviceArray or type(y) is DeviceArray:  # at most 2-D: the matmul's
+        return matmul_right(adjoint, x, y)
     x_free = list(range(np.ndim(x) - 1))
     summed = np.tensordot(x, adjoint, axes=(x_free, x_free))
     return unbroadcast(np.moveaxis(summed, 0, max(np.ndim(y) - 2, 0)), y)
@@ -816,6 +854,8 @@ def outer_left(adjoint, x, y):
     """The adjoint of `x` in `np.outer(x, y)` (both flattened)."""
     if is_zero(adjoint):
         return 0.0
+    if type(x) is DeviceArray or type(y) is DeviceArray:
+        return _device.outer_left(adjoint, x, y)
     return unbroadcast(np.reshape(np.asarray(adjoint) @ np.ravel(y), np.shape(x)), x)
 
 
@@ -823,6 +863,8 @@ def outer_right(adjoint, x, y):
     """The adjoint of `y` in `np.outer(x, y)`."""
     if is_zero(adjoint):
         return 0.0
+    if type(x) is DeviceArray or type(y) is DeviceArray:
+        return _device.outer_right(adjoint, x, y)
     return unbroadcast(np.reshape(np.ravel(x) @ np.asarray(adjoint), np.shape(y)), y)
 
 
@@ -830,7 +872,7 @@ def array_adjoint(adjoint, x, result):
     """The adjoint of `x` from that of `result`, an array made from it (`np.array`, `np.asarray`,
     `astype`, copies and casts): cast back to `x`'s dtype; for a nested tuple or list of floats and
     arrays, a `SequenceAdjoint` of their adjoints; zero when `result` is not a float array."""
-    if is_zero(adjoint) or np.asarray(result).dtype.kind not in "fc":
+    if is_zero(adjoint) or (result.dtype if type(result) is DeviceArray else np.asarray(result).dtype).kind not in "fc":
         return 0.0
     return unbroadcast(adjoint, x)
 
@@ -845,6 +887,8 @@ def _as_sequence_adjoint(adjoint, like):
 
 def _parts(adjoint, sizes: list[int], axis: int) -> list:
     """`adjoint` cut along `axis` into consecutive pieces of `sizes`."""
+    if type(adjoint) is DeviceArray:
+        return _device.pieces(adjoint, sizes, axis)
     return np.split(adjoint, np.cumsum(sizes)[:-1], axis=axis)
 
 
@@ -919,6 +963,9 @@ def item_adjoint(adjoint, x, index):
     array, a flat index, or a tuple with one index per axis)."""
     if is_zero(adjoint):
         return 0.0
+    if type(x) is DeviceArray:
+        position = 0 if index is None else index
+        return _device.index_adjoint(x, position if isinstance(position, tuple) else np.unravel_index(position, x.shape), adjoint)
     result = np.zeros(np.shape(x), np.asarray(x).dtype)
     if isinstance(index, tuple):
         result[index] = adjoint

@@ -7,6 +7,7 @@ with ``__cuda_array_interface__``, or the CUDA simulator's arrays) on CUDA.
 """
 
 from cpsgrad.kernels import thresholds
+from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import (
     DeviceMismatchError,
     Kernel,
@@ -19,6 +20,7 @@ from cpsgrad.kernels.table import (
 )
 
 __all__ = [
+    "DeviceArray",
     "DeviceMismatchError",
     "Kernel",
     "cuda_available",
@@ -42,14 +44,15 @@ def cuda_available() -> str | None:
 
 
 def to_device(array):
-    """Copy a numpy array to the CUDA device (a numba device array); RuntimeError without CUDA."""
+    """Copy a numpy array to the CUDA device as a raw numba device array (what the kernels take;
+    ``cpsgrad.to_device`` returns a ``DeviceArray`` instead); RuntimeError without CUDA."""
     from cpsgrad.kernels.cuda.transfer import to_device as move
 
     return move(array)
 
 
 def to_host(array):
-    """Copy a device array back to a numpy array; numpy arrays pass through."""
+    """Copy a device array (raw or a ``DeviceArray``) back to a numpy array; numpy arrays pass through."""
     from cpsgrad.kernels.cuda.transfer import to_host as move
 
     return move(array)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cpsgrad.kernels.device_array import DeviceArray, unwrap, wrap
+
 __all__ = [
     "DeviceMismatchError",
     "Kernel",
@@ -112,7 +114,7 @@ def device_of(array) -> str | None:
     """The device an array lives on, or None for anything that is not an array."""
     if isinstance(array, _ndarray):
         return "cpu"
-    if hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
+    if type(array) is DeviceArray or hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
         return "cuda"
     return None
 
@@ -182,14 +184,16 @@ def _dispatch(op: str, arrays: tuple) -> Kernel:
     if devices is None:
         raise KeyError(f"no kernel named {op!r}; see cpsgrad.kernels.describe()")
     device = None
+    wrapped = False
     for array in arrays:
+        wrapped = wrapped or type(array) is DeviceArray
         found = "cpu" if type(array) is _ndarray else device_of(array)
         if found is None or found == device:
             continue
         if device is not None:
             raise DeviceMismatchError(
                 f"{op}: arrays on different devices ({device} and {found}); move them to one "
-                "with cpsgrad.kernels.to_device or cpsgrad.kernels.to_host"
+                "with cpsgrad.to_device or cpsgrad.to_host"
             )
         device = found
     if device is None:
@@ -207,7 +211,41 @@ def _dispatch(op: str, arrays: tuple) -> Kernel:
         elif dtype not in slot.dtypes:
             names = " ".join(sorted(d.name for d in slot.dtypes))
             raise TypeError(f"{op}: unsupported dtype {dtype}; supported: {names}")
-    return _kernel_of(op, device, slot)
+    kernel = _kernel_of(op, device, slot)
+    return _for_device_arrays(kernel) if wrapped else kernel
+
+
+# op -> (kernel, the same kernel speaking DeviceArrays), rebuilt when the op's kernel changes
+_wrapped: dict[str, tuple[Kernel, Kernel]] = {}
+
+
+def _for_device_arrays(kernel: Kernel) -> Kernel:
+    """``kernel`` taking DeviceArrays (``cpsgrad.to_device``'s arrays) where it takes raw device
+    arrays, and returning DeviceArrays: the forward unwraps its arguments and wraps its output(s),
+    the backward unwraps the adjoint(s) and wraps the input adjoints; residuals stay raw."""
+    entry = _wrapped.get(kernel.op)
+    if entry is not None and entry[0] is kernel:
+        return entry[1]
+    forward, backward = kernel.forward, kernel.backward
+
+    def forward_device_arrays(*args, **params):
+        output, saved = forward(*map(unwrap, args), **params)
+        return _wrap_all(output), saved
+
+    def backward_device_arrays(adjoint, saved):
+        if type(adjoint) is tuple:
+            adjoint = tuple(map(unwrap, adjoint))
+        return _wrap_all(backward(unwrap(adjoint), saved))
+
+    speaking = Kernel(kernel.op, kernel.device, forward_device_arrays, backward_device_arrays, kernel.dtypes)
+    _wrapped[kernel.op] = (kernel, speaking)
+    return speaking
+
+
+def _wrap_all(value):
+    if type(value) is tuple:
+        return tuple(map(_wrap_all, value))
+    return wrap(value) if hasattr(value, "copy_to_host") and not isinstance(value, _ndarray) and type(value) is not DeviceArray else value
 
 
 def lookup(op: str, device: str = "cpu") -> Kernel:

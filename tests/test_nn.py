@@ -639,17 +639,18 @@ def test_kernels_doc_example_runs(tmp_path):
     assert all(np.abs(g).sum() > 0 for g in grads)
 
 
-def test_device_arrays_as_differentiated_arguments_are_refused_with_the_way_out():
-    """A numpy program given device arrays would copy them to the host behind the user's back;
-    it is refused, naming cpsgrad.to_host (the top-level names are cpsgrad.kernels')."""
+def test_raw_device_arrays_as_differentiated_arguments_are_refused_with_the_way_out():
+    """A raw numba device array (cpsgrad.kernels.to_device's) has no numpy operators; it is refused,
+    naming cpsgrad.to_device (whose DeviceArrays differentiated programs run on:
+    tests/test_device_programs.py)."""
     from cpsgrad import kernels
 
-    assert cpsgrad.to_device is kernels.to_device and cpsgrad.to_host is kernels.to_host
+    assert cpsgrad.to_device is not kernels.to_device
     if cpsgrad.cuda_available() is None:
         pytest.skip("no CUDA and no simulator")
 
     def loss(x):
         return np.sum(np.tanh(x))
 
-    with pytest.raises(cpsgrad.ArgumentError, match=r"CUDA device array .*cpsgrad\.to_host\(x\)"):
-        cpsgrad.grad(loss)(cpsgrad.to_device(np.ones(4)))
+    with pytest.raises(cpsgrad.ArgumentError, match=r"raw CUDA device array .*cpsgrad\.to_device\(x\)"):
+        cpsgrad.grad(loss)(kernels.to_device(np.ones(4)))

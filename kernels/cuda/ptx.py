@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 MODULES = (
     "arrays", "rows", "layout", "elementwise", "binary", "reductions", "linalg", "softmax",
-    "indexing", "pooling", "conv", "normalization", "recurrent",
+    "indexing", "pooling", "conv", "normalization", "recurrent", "compare",
 )
 DTYPES = ("float32", "float64")
 UNAVAILABLE = "NVRTC unavailable"

@@ -81,3 +81,12 @@ min_backward = max_backward
 
 def logsumexp_backward(grad, saved):
     return _spread(grad, saved, EXP_SHIFTED)
+
+
+def ties_backward(grad, x, y, axis):
+    """The adjoint of ``x`` in ``y = max(x, axis)`` (or min) from ``x`` and ``y`` alone: ``grad``
+    shared equally among the elements equal to their row's ``y`` (for callers that did not keep
+    the forward's residuals)."""
+    x = contiguous("max", x)
+    saved = ("max", x, y, reduction_axes("max", tuple(x.shape), axis), 1.0)
+    return _spread(grad, saved, TIES)[0]
