@@ -97,6 +97,41 @@ def softmax_written_out(y, w):  # one backward for the group of statements (tran
     return -np.sum(np.log(p[:, 0])) + np.sum(q * q)
 
 
+def char_rnn(Wxh, Whh, Why, bh, by, inputs, targets, h):
+    """min-char-rnn's loss (benchmarks/rnn.py): a column read, the softmax and its picked log
+    fused into one backward."""
+    loss = 0.0
+    for t in range(len(inputs)):
+        h = np.tanh(Wxh[:, inputs[t]] + Whh @ h + bh)
+        y = Why @ h + by
+        p = np.exp(y - np.max(y))
+        p = p / np.sum(p)
+        loss = loss - np.log(p[targets[t]])
+    return loss
+
+
+def subtree(tree, W, U, b):
+    """(h, loss) of a nested tuple (label, word vector) or (label, left, right): recursion, the
+    parameters' adjoints lent down the calls (runtime_arrays.lend)."""
+    if len(tree) == 2:
+        label, x = tree
+        h = np.tanh(W @ x + b)
+        below = 0.0
+    else:
+        label, left, right = tree
+        left_h, left_loss = subtree(left, W, U, b)
+        right_h, right_loss = subtree(right, W, U, b)
+        h = np.tanh(U @ np.concatenate((left_h, right_h)) + b)
+        below = left_loss + right_loss
+    m = np.max(h)
+    return h, below + m + np.log(np.sum(np.exp(h - m))) - h[label]
+
+
+def tree_loss(W, U, b, tree):
+    _, loss = subtree(tree, W, U, b)
+    return loss
+
+
 def layers(x, params):
     for w, b in params:
         x = np.tanh(np.dot(x, w) + b)
@@ -136,6 +171,25 @@ def test_broadcasting_and_reductions_with_axes(dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_elementwise_ops_selection_and_indexing(dtype):
     check_program(elementwise_mix, (normal(3, 3), normal(3, 3, seed=1)), (0, 1), dtype)
+
+
+def test_min_char_rnn_with_its_fused_log_likelihood():
+    args = (normal(3, 4) / 4, normal(3, 3) / 4, normal(4, 3) / 4, normal(3), normal(4), [1, 3], [3, 0], np.tanh(normal(3)))
+    check_program(char_rnn, args, (0, 1, 2, 3, 4))
+
+
+def test_a_recursion_over_a_tree():
+    tree = (1, (0, normal(2)), (2, normal(2, seed=1)))
+
+    def device_args(host):
+        def moved(node):
+            if len(node) == 2:
+                return node[0], cpsgrad.to_device(node[1])
+            return node[0], moved(node[1]), moved(node[2])
+
+        return [*on_device(host[:3]), moved(tree)]
+
+    check_program(tree_loss, (normal(3, 2) / 2, normal(3, 6) / 2, normal(3), tree), (0, 1, 2), np.float64, device_args)
 
 
 def test_softmax_written_out_in_numpy():
