@@ -409,7 +409,11 @@ def _is_basic(index) -> bool:
     if kind is int or kind is slice:
         return True
     if kind is tuple:
-        return all(_is_basic(part) for part in index)
+        for part in index:
+            kind = type(part)
+            if not (kind is int or kind is slice or _is_basic(part)):
+                return False
+        return True
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
 
 
@@ -539,6 +543,8 @@ def elementwise_adjoint(op: str, adjoint, saved, x):
             from cpsgrad.kernels import dispatch
 
             return unbroadcast(dispatch(op, adjoint, saved).backward(adjoint, (saved,))[0], x)
+        if type(x) is _ndarray and x.shape == saved.shape and x.dtype is saved.dtype:
+            return adjoint * _SLOPES[op](saved)  # nothing to unbroadcast
     if type(saved) is DeviceArray:  # the fused CUDA backward at every size
         return _device.elementwise_adjoint(op, adjoint, saved, x)
     return unbroadcast(adjoint * _SLOPES[op](saved), x)
