@@ -7,6 +7,7 @@ are summed away by a block reduction. Ties in maximum/minimum give half to each 
 
 import math
 
+import numpy as np
 from numba import cuda
 
 from cpsgrad.kernels.cuda.arrays import adjoint, empty, flat, metadata, operand
@@ -111,7 +112,9 @@ def _meta(out_shape, *shapes):
 
 
 def _operands(op, a, b):
-    dtype = a.dtype if hasattr(a, "dtype") else b.dtype
+    """Both operands as device arrays of one dtype: the array operand's; float64 (numpy's) when
+    both are Python numbers (``where(condition, 1.0, 0.0)``)."""
+    dtype = a.dtype if hasattr(a, "dtype") else b.dtype if hasattr(b, "dtype") else np.dtype(np.float64)
     return operand(op, a, dtype), operand(op, b, dtype)
 
 

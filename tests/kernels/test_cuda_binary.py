@@ -33,3 +33,12 @@ def test_where_matches_cpu():
 def test_broadcast_mismatch_names_op_and_shapes():
     with pytest.raises(ValueError, match=r"add: operands could not be broadcast .*\(3, 4\) \(3,\)"):
         dispatch("add", to_device(A), to_device(A[0, :3])).forward(to_device(A), to_device(A[0, :3]))
+
+
+def test_where_with_two_numbers_is_float64_as_numpy():
+    condition = RNG.standard_normal((3, 4)) > 0
+    moved = to_device(condition)
+    output, _ = dispatch("where", moved, 1.5, -2.0).forward(moved, 1.5, -2.0)
+    result = output.copy_to_host()
+    assert result.dtype == np.float64
+    np.testing.assert_array_equal(result, np.where(condition, 1.5, -2.0))
