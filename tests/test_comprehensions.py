@@ -107,6 +107,31 @@ def test_reduce_of_an_empty_iterable():
     assert cpsgrad.value_and_grad(programs.reduce_empty_with_initial, argnums=(0, 1))(1.5, [2.0]) == (3.0, (2.0, [1.5]))
 
 
+def test_next_stops_at_the_first_element_as_the_generator_would():
+    def first_inverse(x, xs):
+        # 1 / 0.0 comes after the first positive element: a generator never computes it
+        return next(x / v for v in xs if v > 0.0) * x
+
+    value, gradient = cpsgrad.value_and_grad(first_inverse)(3.0, [-1.0, 2.0, 0.0])
+    assert value == first_inverse(3.0, [-1.0, 2.0, 0.0]) == 4.5
+    assert gradient == 2 * 3.0 / 2.0
+
+
+def test_next_without_a_match_raises_stop_iteration_or_gives_the_default():
+    def without_default(x, xs):
+        return next(v * x for v in xs if v > 10.0)
+
+    def with_default(x, xs):
+        return next((v * x for v in xs if v > 10.0), x * x)
+
+    with pytest.raises(StopIteration):
+        without_default(2.0, [1.0])
+    with pytest.raises(StopIteration):
+        cpsgrad.grad(without_default)(2.0, [1.0])
+    assert cpsgrad.value_and_grad(with_default)(2.0, [1.0]) == (4.0, 4.0)
+    assert cpsgrad.value_and_grad(with_default)(2.0, [11.0]) == (22.0, 11.0)
+
+
 def test_sorted_keeps_python_stable_order_at_ties():
     # ascending[0] is the 0.5; descending[1] is the second 1.0 in stable order (index 1);
     # by_key (by -v) starts with the first 1.0 (index 0); by_square is stable under reverse

@@ -17,8 +17,9 @@ nested comprehension or lambda that binds the same name again keeps its own). No
 refer to the list being built, so appending to it is always the functional
 `cpsgrad_runtime.appended`; a dict comprehension inserts with `cpsgrad_runtime.inserted`. A
 generator expression is evaluated eagerly into a list (the same values wherever its elements
-have no side effects; `any`/`all` over one do not stop early, and `next()` of one fails), and a
-set comprehension is `set(list)`.
+have no side effects; `any`/`all` over one do not stop early), except directly under `next()`,
+which takes its first element lazily (a loop that breaks there); a set comprehension is
+`set(list)`.
 
 The builtins `map` and `filter` become the comprehensions they stand for (eager lists, not lazy
 iterators), and `functools.reduce` a loop, so each call of their function argument is an
@@ -53,6 +54,7 @@ ITEM = "item"  # the element map and filter pass to their function, the one redu
 REDUCED = "reduced"  # reduce's running value
 REDUCE_ITEMS = "reduce_items"
 REDUCE_INDEX = "reduce_index"
+FIRST = "first"  # the element next() takes from a generator expression
 
 _EMPTY_REDUCE = "reduce() of empty iterable with no initial value"  # Python's own message
 
@@ -68,6 +70,15 @@ class _Clause:
 
 def comprehension(normalizer: _Normalizer, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
     """The statements computing a comprehension's value, into `out`; returns the atom holding it."""
+    clauses, renamed = _clauses(normalizer, node)
+    if isinstance(node, cst.DictComp):
+        return build(normalizer, "dict", clauses, [substitute(node.key, renamed), substitute(node.value, renamed)], node, out)
+    kind = "set" if isinstance(node, cst.SetComp) else "list"
+    return build(normalizer, kind, clauses, [substitute(node.elt, renamed)], node, out)
+
+
+def _clauses(normalizer: _Normalizer, node: cst.BaseExpression) -> tuple[list[_Clause], dict[str, str]]:
+    """A comprehension's clauses with fresh names for what they bind, and the renaming."""
     clauses: list[_Clause] = []
     renamed: dict[str, str] = {}
     clause = node.for_in
@@ -82,10 +93,7 @@ def comprehension(normalizer: _Normalizer, node: cst.BaseExpression, out: list) 
         clauses.append(_Clause(substitute(clause.target, renamed), iterable, conditions))
         clause = clause.inner_for_in
         first = False
-    if isinstance(node, cst.DictComp):
-        return build(normalizer, "dict", clauses, [substitute(node.key, renamed), substitute(node.value, renamed)], node, out)
-    kind = "set" if isinstance(node, cst.SetComp) else "list"
-    return build(normalizer, kind, clauses, [substitute(node.elt, renamed)], node, out)
+    return clauses, renamed
 
 
 def build(normalizer: _Normalizer, kind: str, clauses: Sequence[_Clause], element: list, origin: cst.CSTNode, out: list, base: str = RESULT) -> cst.BaseExpression:
@@ -119,6 +127,8 @@ def higher_order_call(normalizer: _Normalizer, node: cst.Call, out: list) -> cst
         return _map(normalizer, node, positional, out)
     if normalizer.is_builtin(callee, "filter") and len(positional) == 2 and not keywords:
         return _filter(normalizer, node, positional, out)
+    if normalizer.is_builtin(callee, "next") and 1 <= len(positional) <= 2 and not keywords and isinstance(positional[0], cst.GeneratorExp):
+        return _next(normalizer, node, positional, out)
     if 2 <= len(positional) <= 3 and not keywords and _is_reduce(normalizer, callee):
         return _reduce(normalizer, node, positional, out)
     extremum = normalizer.is_builtin(callee, "max") or normalizer.is_builtin(callee, "min")
@@ -165,6 +175,45 @@ def _filter(normalizer: _Normalizer, node: cst.Call, positional: list, out: list
     item = _fresh(normalizer, ITEM)
     condition = cst.Name(item) if function is None else cst.Call(function, [cst.Arg(cst.Name(item))])
     return build(normalizer, "list", [_Clause(cst.Name(item), positional[1], [condition])], [cst.Name(item)], node, out, FILTERED)
+
+
+def _next(normalizer: _Normalizer, node: cst.Call, positional: list, out: list) -> cst.BaseExpression:
+    """`next(e for x in xs if c[, default])` -> the first element, found lazily as the generator
+    would: a loop that stops there (later elements are never computed), then `default`, or
+    StopIteration as `next` raises. The first iterable is evaluated before `default`, as Python
+    evaluates the generator expression first.
+
+        first = None                        first = default
+        first_found = False                 ...
+        for x_1 in xs:
+            if c:
+                first = e
+                first_found = True
+                break
+        if not first_found:
+            raise StopIteration()
+    """
+    generator = positional[0]
+    clauses, renamed = _clauses(normalizer, generator)
+    clauses[0] = dataclasses.replace(clauses[0], iterable=_evaluated(normalizer, clauses[0].iterable, out))
+    start = normalizer.atom(positional[1], out) if len(positional) == 2 else cst.Name("None")
+    result = _fresh(normalizer, FIRST)
+    found = _fresh(normalizer, FIRST + "_found")
+    normalizer.emit(out, syntax.assign(result, start), node)
+    normalizer.emit(out, syntax.assign(found, cst.Name("False")), node)
+    stop = cst.SimpleStatementLine([cst.Break()])
+    body: list = [syntax.assign(result, substitute(generator.elt, renamed)), syntax.assign(found, cst.Name("True")), stop]
+    for depth, clause in enumerate(reversed(clauses)):
+        for condition in reversed(clause.conditions):
+            body = [syntax.if_statement(condition, body)]
+        body = [cst.For(clause.target, clause.iterable, syntax.indented(body))]
+        if depth < len(clauses) - 1:  # the enclosing loop stops too once the element is found
+            body.append(syntax.if_statement(cst.Name(found), [stop]))
+    if len(positional) == 1:
+        error = cst.Call(normalizer.builtin("StopIteration"), [])
+        body.append(syntax.if_statement(syntax.negate(cst.Name(found)), [cst.SimpleStatementLine([cst.Raise(error)])]))
+    _normalize_into(normalizer, body, node, out)
+    return cst.Name(result)
 
 
 def _is_reduce(normalizer: _Normalizer, callee: cst.BaseExpression) -> bool:

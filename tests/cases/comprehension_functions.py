@@ -216,6 +216,14 @@ def list_of_builtin_iterators(a, b, c):
     return backwards[0] * 7.0 + pairs[0][1] * pairs[1][0] + numbered[2][1] * numbered[2][0]
 
 
+def first_of_a_generator(a, b, c):
+    """`next()` of a generator expression: the first element that passes, found lazily."""
+    xs = [a, b, c]
+    first = next(v * a for v in xs if v > 0.0) if max(xs) > 0.0 else 0.5 * a
+    pair = next((u * v for u in xs for v in xs if u * v > 1.0), a - b)
+    return first * b + pair * c
+
+
 # --- not differentiable ----------------------------------------------------------------------
 
 
@@ -253,4 +261,5 @@ CASES = [
     Case(sorted_with_key_and_reverse, (_DISTINCT,) * 4, (0, 1, 2, 3)),
     Case(extremum_with_key, (_DISTINCT,) * 3, (0, 1, 2)),
     Case(list_of_builtin_iterators, (_SCALAR,) * 3, (0, 1, 2)),
+    Case(first_of_a_generator, (_SCALAR,) * 3, (0, 1, 2)),
 ]
