@@ -53,6 +53,7 @@ __all__ = [
     "item_adjoint",
     "linspace_adjoint",
     "logaddexp_share",
+    "logsumexp_adjoint",
     "matmul_left",
     "matmul_right",
     "mean_adjoint",
@@ -657,6 +658,15 @@ def softmax_adjoint(adjoint, probabilities, axis):
             return probabilities * (adjoint - np.vdot(adjoint, probabilities))
         return probabilities * (adjoint - np.sum(adjoint * probabilities))
     return probabilities * (adjoint - np.sum(adjoint * probabilities, axis=axis, keepdims=True))
+
+
+def logsumexp_adjoint(adjoint, exponentials, total):
+    """The adjoint of `z` in `log(sum(exp(z)))` written out in numpy (transforms/fusion.py), from
+    the exponentials `e` and their sum `s` the forward kept: `e * (l_d / s)`, which broadcasts
+    back along the summed axes (no axis, `keepdims=True` or axis 0: fusion checks)."""
+    if type(adjoint) is float and adjoint == 0.0:
+        return 0.0
+    return exponentials * (adjoint / total)
 
 
 def picked_log_softmax_adjoint(adjoint, probabilities, index, axis):

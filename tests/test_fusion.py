@@ -1,4 +1,5 @@
-"""Fused backwards (transforms/fusion.py): a softmax written out in numpy gets one backward.
+"""Fused backwards (transforms/fusion.py): a softmax, the log of its picked elements, or a
+log-sum-exp written out in numpy gets one backward.
 
 For every case: whether the group is fused (and from which value) is read off `cpsgrad.show`;
 the gradient passes `check_grad` against finite differences on drawn inputs, float64 and
@@ -152,6 +153,38 @@ def shifted_by_parameter(y, w):
     return np.sum(p * w)
 
 
+# ---- log-sum-exp ---------------------------------------------------------------------------
+
+
+def log_softmax_rows(y, w):
+    z = y - np.max(y, axis=1, keepdims=True)
+    log_probabilities = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return np.sum(log_probabilities * w)
+
+
+def logsumexp_overall(y, w):
+    return np.log(np.sum(np.exp(y * w))) + np.sum(y)
+
+
+def logsumexp_by_math_log(y, w):
+    return math.log(np.sum(np.exp(y))) * 2.0 + np.sum(w * y)
+
+
+def logsumexp_of_columns(y, w):
+    return np.sum(np.log(np.sum(np.exp(y), axis=0)) * w[0])
+
+
+def logsumexp_rows_without_keepdims(y, w):
+    """(n, m) summed along axis 1 without keepdims: not fused (the result does not broadcast
+    back along the summed axis), still right."""
+    return np.sum(np.log(np.sum(np.exp(y), axis=1)) * w[:, 0])
+
+
+def logsumexp_total_read_elsewhere(y, w):
+    s = np.sum(np.exp(y))
+    return np.log(s) + s * np.sum(w)
+
+
 # ---- not fused -------------------------------------------------------------------------------
 
 
@@ -222,6 +255,12 @@ CASES = [
     (shift_read_elsewhere, VECTOR, "t1", "softmax"),
     (shift_along_other_axes, MATRIX, "t2", "softmax"),
     (shifted_by_parameter, VECTOR, "t2", "softmax"),
+    (log_softmax_rows, MATRIX, "z", "lse"),
+    (logsumexp_overall, VECTOR, "t1", "lse"),
+    (logsumexp_by_math_log, VECTOR, "y", "lse"),
+    (logsumexp_of_columns, MATRIX, "y", "lse"),
+    (logsumexp_rows_without_keepdims, MATRIX, None, "lse"),
+    (logsumexp_total_read_elsewhere, VECTOR, None, "lse"),
     (exponential_read_elsewhere, VECTOR, None, "softmax"),
     (sum_read_elsewhere, VECTOR, None, "softmax"),
     (sum_tested, VECTOR, None, "softmax"),
@@ -238,7 +277,7 @@ def _arguments(function, y, w):
 
 def _unfused(monkeypatch):
     """Fusion off for the rest of the test: programs transformed from now on use the plain rules."""
-    monkeypatch.setattr(fusion, "softmaxes", lambda records, private: [])
+    monkeypatch.setattr(fusion, "groups", lambda records, private: [])
     monkeypatch.setattr(pipeline, "_CACHE", {})
 
 
@@ -247,7 +286,9 @@ def test_fused_where_exact(function, shape, logits, fused):
     y, w = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape), np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape)
     program = cpsgrad.show(function, argnums=(0, 1), example=_arguments(function, y, w))
     if logits is None:
-        assert "softmax_adjoint" not in program
+        assert "softmax_adjoint" not in program and "logsumexp_adjoint" not in program
+    elif fused == "lse":
+        assert f"is log(sum(exp({logits}))) (" in program and "logsumexp_adjoint" in program
     else:
         assert "softmax_adjoint" in program
         if fused == "log":
@@ -276,7 +317,8 @@ def test_same_gradient_as_the_plain_rules(function, shape, logits, fused, monkey
     arguments = _arguments(function, y, w)
     fused = cpsgrad.value_and_grad(function, argnums=(0, 1))(*arguments)
     _unfused(monkeypatch)
-    assert "softmax_adjoint" not in cpsgrad.show(function, argnums=(0, 1), example=arguments)
+    program = cpsgrad.show(function, argnums=(0, 1), example=arguments)
+    assert "softmax_adjoint" not in program and "logsumexp_adjoint" not in program
     plain = cpsgrad.value_and_grad(function, argnums=(0, 1))(*arguments)
     assert fused[0] == plain[0] == function(*arguments)
     for ours, reference in zip(fused[1], plain[1], strict=True):

@@ -49,7 +49,7 @@ class _Frame:
 class _Backward:
     """What the backward of one forward statement needs."""
 
-    kind: str  # "rule" | "copy" | "display" | "dict" | "attribute" | "index" | "unpack" | "softmax"
+    kind: str  # "rule" | "copy" | "display" | "dict" | "attribute" | "index" | "unpack" | "softmax" | "logsumexp"
     target: str | list[str]
     sources: list  # renamed atoms
     rule: Rule | None = None
@@ -590,7 +590,7 @@ class Generator:
     # -- fusion ------------------------------------------------------------------------------
     def fuse(self, records: list[_Backward], lines: list[str], start: int) -> list[_Backward]:
         """`records` with each group of statements that has one backward (transforms/fusion.py:
-        a softmax written out) replaced by that backward, at its last statement's place. What
+        a softmax or a log-sum-exp written out) replaced by that backward, at its last statement's place. What
         reads a version is read off the block's output from `start` (its statements, tail,
         branches and continuation calls): a name seen anywhere else keeps the group apart."""
         if not any(record.kind == "rule" and record.rule.template in fusion.LAST for record in records):
@@ -602,19 +602,23 @@ class Generator:
             return not any(version in names for index, names in read if index not in own)
 
         replaced: dict[int, _Backward | None] = {}
-        for group in fusion.softmaxes(records, private):
+        for group in fusion.groups(records, private):
             source = next((m.adjoints[group.logits.value] for m in group.members if group.logits.value in m.adjoints), None)
             if source is None or self.is_number(group.logits):
                 continue
             for member in group.members:
                 replaced[id(member)] = None
-            axis = "None" if group.axis is None else group.axis
-            statements = [member.target for member in group.members]
-            extra = {"axis": axis, "statements": statements}
-            if group.picked is not None:
-                extra["probabilities"] = group.picked.sources[0]
-                extra["index"] = _index_code(group.picked)
-            replaced[id(group.output)] = _Backward("softmax", group.output.target, [group.logits], adjoints={group.logits.value: source}, extra=extra)
+            extra = {"statements": [member.target for member in group.members]}
+            if isinstance(group, fusion.Logsumexp):
+                extra.update(exponentials=group.exponentials, total=group.total)
+                kind = "logsumexp"
+            else:
+                extra["axis"] = "None" if group.axis is None else group.axis
+                if group.picked is not None:
+                    extra["probabilities"] = group.picked.sources[0]
+                    extra["index"] = _index_code(group.picked)
+                kind = "softmax"
+            replaced[id(group.output)] = _Backward(kind, group.output.target, [group.logits], adjoints={group.logits.value: source}, extra=extra)
         if not replaced:
             return records
         return [replaced.get(id(record), record) for record in records if replaced.get(id(record), record) is not None]
@@ -697,6 +701,12 @@ class Generator:
             else:
                 lines.append(f"{pad}# {record.target} is a softmax of {logits} ({statements}): one backward")
                 expression = f"{_RUNTIME}.softmax_adjoint({output}, {record.target}, {axis})"
+            self.accumulate(record.source(record.sources[0]), expression, defined, pad, lines)
+        elif record.kind == "logsumexp":  # a group's one backward (fuse)
+            statements = ", ".join(record.extra["statements"])
+            logits = syntax.code(record.sources[0])
+            lines.append(f"{pad}# {record.target} is log(sum(exp({logits}))) ({statements}): one backward")
+            expression = f"{_RUNTIME}.logsumexp_adjoint({output}, {record.extra['exponentials']}, {record.extra['total']})"
             self.accumulate(record.source(record.sources[0]), expression, defined, pad, lines)
         elif record.kind == "index":
             container = record.sources[0]

@@ -1,16 +1,22 @@
-"""Fusion: a group of forward statements whose backward is one operation.
+"""Fusion: groups of forward statements whose backward is one operation.
 
 The chain rule through each statement of a softmax written out in numpy,
 
     m = np.max(y); z = y - m; e = np.exp(z); s = np.sum(e); p = e / s
 
 takes about fifteen numpy calls; the softmax's own adjoint is one expression,
-`y_d += p * (p_d - sum(p_d * p))` (`cpsgrad_runtime.softmax_adjoint`). The forward statements
-stay as the user wrote them; only their backward is replaced, and only where that is exact:
+`y_d += p * (p_d - sum(p_d * p))` (`cpsgrad_runtime.softmax_adjoint`). Where the softmax is
+read only as the log of picked elements, `q = p[t]; l = np.log(q)` (a class's log-likelihood),
+the group extends to them: `y_d += picked_log_softmax_adjoint(l_d, p, t, axis)` (`onehot - p`).
+A log-sum-exp, `e = np.exp(z); s = np.sum(e); l = np.log(s)` (the normaliser of a log-softmax
+written out, `z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))`), gets
+`z_d += e * (l_d / s)` (`logsumexp_adjoint`). The forward statements stay as the user wrote
+them; only their backward is replaced, and only where that is exact:
 
 - the records are the table's own rules (a rule a user replaced is never fused);
-- the intermediate values (`e`, `s`, and with the shift `m`, `z`) are read by nothing outside
-  the group (no other statement, branch test, continuation argument or closure);
+- the intermediate values (`e`, `s`, with the shift `m` and `z`, with the pick `p` and `q`) are
+  read by nothing outside the group (no other statement, branch test, continuation argument or
+  closure);
 - the sum, and the shift, broadcast back along the axes they reduced: no axis (everything),
   `keepdims=True`, or axis 0;
 - the shift `m` is constant along the summed axes (a reduction over everything, or over the
@@ -37,7 +43,7 @@ _SUBTRACT = (scalar.sub, arrays.subtract)
 _EXTREMUM = (arrays.extremum,)
 _LOG = (arrays.log, scalar.log)
 _EVERYTHING = ("everything",)
-LAST = _DIVIDE  # the templates a group ends with: a block without them has nothing to fuse
+LAST = (*_DIVIDE, *_LOG)  # the templates a group ends with: a block without them has nothing to fuse
 
 
 @dataclass
@@ -55,20 +61,51 @@ class Softmax:
     picked: object = None
 
 
-def softmaxes(records: list, private: Callable[[str, list], bool]) -> list[Softmax]:
-    """The softmax groups among one block's backward records. `private(version, members)` says
-    whether nothing but `members` reads `version`."""
+@dataclass
+class Logsumexp:
+    """One fused log-sum-exp `output = log(sum(exp(logits)))`: `members` (the exp, the sum and
+    the log records) have one backward, from the `exponentials` and their `total`."""
+
+    members: list
+    output: object
+    logits: cst.Name
+    exponentials: str
+    total: str
+
+
+def groups(records: list, private: Callable[[str, list], bool]) -> list[Softmax | Logsumexp]:
+    """The groups with one backward among one block's backward records, none sharing a record.
+    `private(version, members)` says whether nothing but `members` reads `version`."""
     by_target = {record.target: record for record in records if isinstance(record.target, str)}
-    groups: list[Softmax] = []
+    found: list[Softmax | Logsumexp] = []
     taken: set[int] = set()
-    for divide in records:
-        group = _match(divide, by_target, private)
+    for record in records:
+        group = _match(record, by_target, private)
         if group is not None:
             group = _picked_log(group, records, private) or group
+        else:
+            group = _logsumexp(record, by_target, private)
         if group is not None and not any(id(member) in taken for member in group.members):
             taken |= {id(member) for member in group.members}
-            groups.append(group)
-    return groups
+            found.append(group)
+    return found
+
+
+def _logsumexp(log, by_target: dict, private) -> Logsumexp | None:
+    """`l = log(s)` with `s = sum(e)` and `e = exp(z)`, `e` and `s` read by nothing else."""
+    if not _is(log, _LOG):
+        return None
+    total = by_target.get(_name(log.bound.get("x")))
+    if not _is(total, _SUM) or "dtype" in total.bound or _reduced_axes(total) is None:
+        return None
+    exponential = by_target.get(_name(total.bound.get("a")))
+    logits = exponential.bound.get("x") if _is(exponential, _EXP) else None
+    if not isinstance(logits, cst.Name):
+        return None
+    members = [exponential, total, log]
+    if not (private(exponential.target, members) and private(total.target, members)):
+        return None
+    return Logsumexp(members, log, logits, exponential.target, total.target)
 
 
 def _match(divide, by_target: dict, private) -> Softmax | None:
