@@ -544,8 +544,11 @@ class _Builder:
 
     def vector_reduction(self, depth: int) -> str:
         softmaxes = [v for v in self.function.variables(VECTOR) if v in self.function.softmaxes]
-        form = self.draw(st.integers(0, 4 if softmaxes else 3))
+        form = self.draw(st.integers(0, 5 if softmaxes else 4))
         if form == 4:
+            self.note("logsumexp")  # fused into one backward (transforms/fusion.py)
+            return f"np.log(np.sum(np.exp(np.tanh({self.vector_expression(depth)}))))"
+        if form == 5:
             self.note("log-likelihood")  # the log of a probability: fused with its softmax where nothing else reads it
             return f"np.log({self.choose(softmaxes)}[{self.draw(st.integers(-1, VECTOR_LENGTH - 1))}])"
         if form == 0:
