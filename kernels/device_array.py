@@ -583,10 +583,7 @@ def _where(condition, x=None, y=None):
     x, y = _operand("where", x), _operand("where", y)
     if x is NotImplemented or y is NotImplemented:
         raise TypeError("numpy.where: the choices must be DeviceArrays or numbers")
-    x, y = _promote("where", x, y)
-    dtypes = [value.dtype for value in (x, y) if hasattr(value, "dtype")]
-    dtype = dtypes[0] if dtypes else np.dtype(np.float64)
-    x, y = (value if hasattr(value, "dtype") else full((), dtype, value)._array for value in (x, y))
+    x, y = _promote("where", x, y)  # a number takes the other choice's dtype, two numbers float64 (the kernel's operands)
     return _run("where", condition, x, y)
 
 

@@ -348,3 +348,7 @@ def test_float32_stays_float32_and_mixed_floats_promote():
     assert (x32 * 2.0 + np.float64(1.0)).dtype == np.float32
     assert (x32 + cpsgrad.to_device(X)).dtype == np.float64
     assert x32.astype(np.float64).dtype == np.float64
+    assert np.where(x32 > 0, x32, 0.5).dtype == np.float32  # a number takes the array choice's dtype
+    both = np.where(x32 > 0, 1.5, -2.0)  # two numbers: float64, as numpy
+    assert both.dtype == np.float64
+    np.testing.assert_array_equal(cpsgrad.to_host(both), np.where(X > 0, 1.5, -2.0))

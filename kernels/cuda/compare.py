@@ -7,8 +7,8 @@ through broadcast strides as the binary kernels do.
 
 from numba import cuda
 
-from cpsgrad.kernels.cuda.arrays import contiguous, empty, flat, operand
-from cpsgrad.kernels.cuda.binary import _meta, _offsets
+from cpsgrad.kernels.cuda.arrays import contiguous, empty, flat
+from cpsgrad.kernels.cuda.binary import _meta, _offsets, _operands
 from cpsgrad.kernels.cuda.jit import kernel, launch
 from cpsgrad.kernels.cuda.layout import broadcast_shape
 
@@ -58,8 +58,7 @@ kernel("void(float64[::1], {f}[::1])")(_cast_items)
 def compare(name: str, a, b):
     """``a <name> b`` elementwise (numpy's ufunc names: ``"less"``, ...) as a bool device array;
     one operand may be a Python number."""
-    dtype = a.dtype if hasattr(a, "dtype") else b.dtype
-    a, b = operand(name, a, dtype), operand(name, b, dtype)
+    a, b = _operands(name, a, b)
     shape = broadcast_shape(name, a.shape, b.shape)
     out = empty(shape, bool)
     launch(_compare, out.size, flat(a), flat(b), flat(out), _meta(shape, a.shape, b.shape), CODE[name])
