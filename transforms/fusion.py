@@ -80,7 +80,7 @@ def groups(records: list, private: Callable[[str, list], bool]) -> list[Softmax 
     found: list[Softmax | Logsumexp] = []
     taken: set[int] = set()
     for record in records:
-        group = _match(record, by_target, private)
+        group = _softmax(record, by_target, private)
         if group is not None:
             group = _picked_log(group, records, private) or group
         else:
@@ -95,41 +95,50 @@ def _logsumexp(log, by_target: dict, private) -> Logsumexp | None:
     """`l = log(s)` with `s = sum(e)` and `e = exp(z)`, `e` and `s` read by nothing else."""
     if not _is(log, _LOG):
         return None
-    total = by_target.get(_name(log.bound.get("x")))
-    if not _is(total, _SUM) or "dtype" in total.bound or _reduced_axes(total) is None:
+    found = _summed_exponentials(_name(log.bound.get("x")), by_target)
+    if found is None:
         return None
-    exponential = by_target.get(_name(total.bound.get("a")))
-    logits = exponential.bound.get("x") if _is(exponential, _EXP) else None
-    if not isinstance(logits, cst.Name):
-        return None
+    exponential, total, logits, _ = found
     members = [exponential, total, log]
     if not (private(exponential.target, members) and private(total.target, members)):
         return None
     return Logsumexp(members, log, logits, exponential.target, total.target)
 
 
-def _match(divide, by_target: dict, private) -> Softmax | None:
+def _softmax(divide, by_target: dict, private) -> Softmax | None:
+    """`p = e / s` with `s = sum(e)` and `e = exp(z)` (and `z = y - max(y)`: `_unshifted`),
+    `e` and `s` read by nothing else."""
     if not _is(divide, _DIVIDE):
         return None
-    numerator, denominator = _name(divide.bound.get("x")), _name(divide.bound.get("y"))
-    total = by_target.get(denominator)
-    exponential = by_target.get(numerator)
-    if not (_is(total, _SUM) and _is(exponential, _EXP)) or "dtype" in total.bound:
+    found = _summed_exponentials(_name(divide.bound.get("y")), by_target)
+    if found is None:
         return None
-    if _name(total.bound.get("a")) != numerator:
-        return None
-    axis = _reduced_axes(total)
-    logits = exponential.bound.get("x")
-    if axis is None or not isinstance(logits, cst.Name):
+    exponential, total, logits, axis = found
+    if exponential.target != _name(divide.bound.get("x")):
         return None
     members = [exponential, total, divide]
-    if not (private(numerator, members) and private(denominator, members)):
+    if not (private(exponential.target, members) and private(total.target, members)):
         return None
     shifted = _unshifted(logits, by_target, axis, private, members)
     if shifted is not None:
         logits, shift_members = shifted
         members = shift_members + members
     return Softmax(members, divide, logits, None if axis == _EVERYTHING else axis[0])
+
+
+def _summed_exponentials(name: str | None, by_target: dict) -> tuple | None:
+    """For `s = np.sum(e, ...)` named `name` with `e = np.exp(z)`: (the exp's record, the sum's,
+    `z`, the summed axes); None when the sum has a dtype or does not broadcast back along what
+    it reduced (`_reduced_axes`), or `z` is not a variable."""
+    total = by_target.get(name)
+    if not _is(total, _SUM) or "dtype" in total.bound:
+        return None
+    axis = _reduced_axes(total)
+    exponential = by_target.get(_name(total.bound.get("a")))
+    if axis is None or not _is(exponential, _EXP):
+        return None
+    logits = exponential.bound.get("x")
+    return (exponential, total, logits, axis) if isinstance(logits, cst.Name) else None
 
 
 def _picked_log(group: Softmax, records: list, private) -> Softmax | None:
