@@ -10,9 +10,12 @@ Conventions every helper keeps:
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import threading
+import types
+from collections.abc import Callable
 
 import numpy as np
 
@@ -47,6 +50,10 @@ __all__ = [
     "hstack_adjoint",
     "hypot_slope",
     "index_adjoint",
+    "index_concatenate",
+    "index_concatenate_adjoint",
+    "indexed",
+    "subscript_of",
     "inner_left",
     "inner_right",
     "is_zero",
@@ -124,19 +131,37 @@ def _accumulate(total, contribution, exclusive: bool):
 # borrows it (`borrow`) and adds into it in place; the buffer comes back as the callee's adjoint
 # of the parameter, and the call site takes it back (`merge`: the same object, nothing to add).
 # A recursion then keeps one buffer per parameter, as a hand-written backward does, instead of
-# one per call level added up level by level. Loans are per thread, keyed by the argument's
-# identity, counted (a buffer may be lent again by its borrower), and cleared after each run.
+# one per call level added up level by level.
+#
+# The rule that keeps this sound: a lent buffer already holds the caller's total for the
+# argument, so it must come back to the caller in exactly one place, the result slot of the
+# parameter that borrowed it, which the call site merges. Hence:
+# - an offer is addressed to one program invocation, the callee whose continuation made it: the
+#   dispatcher runs every program that can receive arrays through an entry (`entry`) whose
+#   continuation, when it returns (the callee's backward starts), moves the offers for the
+#   callee's own parameters into a frame of its own and voids every other offer (`claim`). A
+#   program called deeper, which may receive the same array by another route (an element of a
+#   list, a tail call), never sees them;
+# - an argument is lent only when it occurs once among the call's arguments, and claimed only
+#   when it occurs once among the callee's parameters: the same array in two parameters would
+#   let either take it, and the call site could merge the other;
+# - `borrow` reads only the frame of the program running its backward (frames nest as the
+#   backward passes of calls do: a callee's backward runs inside its caller's).
+# Loans are per thread and per run (`open_loans`/`close_loans`), counted (a borrower may lend
+# the buffer on, to its own callee).
 
 _LOANS = threading.local()
 
 
-def _loans() -> tuple[dict, dict]:
-    """(offered: id(argument) -> (argument, buffer), lent: id(buffer) -> [buffer, count])."""
+def _loans() -> tuple[dict, dict, list]:
+    """(offered: id(argument) -> (argument, buffer), lent: id(buffer) -> [buffer, count],
+    frames: the claimed offers of the programs whose backward is running, innermost last)."""
     state = _LOANS.__dict__
     if "offered" not in state:
         state["offered"] = {}
         state["lent"] = {}
-    return state["offered"], state["lent"]
+        state["frames"] = []
+    return state["offered"], state["lent"], state["frames"]
 
 
 def _lent(value) -> bool:
@@ -147,15 +172,22 @@ def _lent(value) -> bool:
     return record is not None and record[0] is value
 
 
+def _once(value, values: tuple) -> bool:
+    count = 0
+    for other in values:
+        if other is value:
+            count += 1
+    return count == 1
+
+
 def lend(adjoint, argument, arguments: tuple):
     """`adjoint`, offered to the callee that receives `argument` (see above); lent only when
-    nothing else can see it (or it is itself a loan this program borrowed), and when no other
-    differentiable argument of the call (`arguments`) is the same object (which parameter would
-    take the loan could not be told)."""
+    nothing else can see it (or it is itself a loan this program borrowed), and when `argument`
+    occurs once among the call's arguments (`arguments`: every one, in every position)."""
     if type(adjoint) is _ndarray and type(argument) is _ndarray and adjoint.shape == argument.shape:
-        if len(arguments) > 1 and sum(1 for other in arguments if other is argument) > 1:
+        if len(arguments) > 1 and not _once(argument, arguments):
             return adjoint
-        offered, lent = _loans()
+        offered, lent, _ = _loans()
         record = lent.get(id(adjoint))
         if record is not None and record[0] is adjoint:
             record[1] += 1
@@ -165,6 +197,32 @@ def lend(adjoint, argument, arguments: tuple):
             return adjoint
         offered[id(argument)] = (argument, adjoint)
     return adjoint
+
+
+def claim(parameters: tuple) -> None:
+    """At the start of a callee's backward: its frame of the offers made for its parameters (each
+    occurring once among them); every other offer is void."""
+    offered, _, frames = _loans()
+    frame = {}
+    if offered:
+        for parameter in parameters:
+            entry = offered.get(id(parameter))
+            if entry is not None and entry[0] is parameter and _once(parameter, parameters):
+                frame[id(parameter)] = entry
+        offered.clear()
+    frames.append(frame)
+
+
+def release() -> None:
+    """At the end of a callee's backward: its frame goes."""
+    _loans()[2].pop()
+
+
+def void_offers() -> None:
+    """At the start of the backward of a callee that borrows nothing: no offer outlives it."""
+    offered = _loans()[0]
+    if offered:
+        offered.clear()
 
 
 def withdrawing(k, arguments: tuple):
@@ -187,11 +245,14 @@ def withdrawing(k, arguments: tuple):
 
 
 def borrow(argument):
-    """The adjoint the caller lent for `argument`, or the symbolic zero."""
-    offered = _loans()[0]
-    if not offered:
+    """The adjoint the caller lent for `argument`, claimed by this program, or the symbolic zero."""
+    frames = _loans()[2]
+    if not frames:
         return 0.0
-    entry = offered.pop(id(argument), None)
+    frame = frames[-1]
+    if not frame:
+        return 0.0
+    entry = frame.pop(id(argument), None)
     return entry[1] if entry is not None and entry[0] is argument else 0.0
 
 
@@ -199,7 +260,7 @@ def merge(total, contribution, argument):
     """`accumulate(total, contribution)` at the call site that lent `total` for `argument`: the
     loan ends (offered and not taken, or handed back as `contribution` itself)."""
     exclusive = _getrefcount(total) == 3
-    offered, lent = _loans()
+    offered, lent, _ = _loans()
     entry = offered.get(id(argument))
     if entry is not None and entry[1] is total:
         del offered[id(argument)]
@@ -214,28 +275,73 @@ def merge(total, contribution, argument):
     return _accumulate(total, contribution, exclusive)
 
 
+_ENTRIES: dict[tuple[int, bool], Callable] = {}
+
+
+def entry(program, count: int, borrows: bool):
+    """`program(p0, ..., k)` run as a callee that may be lent adjoints: its continuation, when
+    it returns, claims the offers for its parameters (`borrows`) or voids them (see above).
+    Fixed arity (no *args): CPython then runs the calls without C frames."""
+    make = _ENTRIES.get((count, borrows))
+    if make is None:
+        names = "".join(f"p{i}, " for i in range(count))
+        if borrows:
+            text = (
+                "def make(program):\n"
+                f"    def entry({names}k):\n"
+                "        def returned(value):\n"
+                "            result = k(value)\n"
+                f"            claim(({names}))\n"
+                "            return result\n"
+                f"        result = program({names}returned)\n"
+                "        release()\n"
+                "        return result\n"
+                "    return entry\n"
+            )
+        else:
+            text = (
+                "def make(program):\n"
+                f"    def entry({names}k):\n"
+                "        def returned(value):\n"
+                "            result = k(value)\n"
+                "            void_offers()\n"
+                "            return result\n"
+                f"        return program({names}returned)\n"
+                "    return entry\n"
+            )
+        namespace = {"claim": claim, "release": release, "void_offers": void_offers}
+        exec(compile(text, f"<cpsgrad entry of {count} parameters>", "exec"), namespace)  # noqa: S102
+        make = _ENTRIES[count, borrows] = namespace["make"]
+    wrapped = make(program)
+    wrapped.__wrapped__ = program
+    return wrapped
+
+
 def clear_loans() -> None:
     """Forget every loan."""
-    offered, lent = _loans()
+    offered, lent, frames = _loans()
     offered.clear()
     lent.clear()
+    frames.clear()
 
 
 def open_loans() -> tuple:
     """Fresh loan books for one run (a run inside another, from a key function say, keeps its own
     apart); returns the books it replaces, for `close_loans` after the run, finished or not."""
     state = _LOANS.__dict__
-    saved = (state.get("offered"), state.get("lent"))
+    saved = (state.get("offered"), state.get("lent"), state.get("frames"))
     state["offered"] = {}
     state["lent"] = {}
+    state["frames"] = []
     return saved
 
 
 def close_loans(saved: tuple) -> None:
     state = _LOANS.__dict__
-    offered, lent = saved
+    offered, lent, frames = saved
     state["offered"] = {} if offered is None else offered
     state["lent"] = {} if lent is None else lent
+    state["frames"] = [] if frames is None else frames
 
 
 def _owns(total, like) -> bool:
@@ -919,6 +1025,51 @@ def concatenate_adjoint(adjoint, arrays, axis):
     else:
         pieces = _parts(adjoint, [np.shape(a)[axis] for a in arrays], axis)
     return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
+
+
+def index_concatenate(indexer, parts: tuple):
+    """`np.r_[a, b, ...]` or `np.c_[a, b, ...]` (`indexer[parts]`), as numpy computes it; a
+    subscript whose elements are differentiable becomes this call (transforms/subscripts.py)."""
+    return indexer[parts]
+
+
+def index_concatenate_adjoint(adjoint, indexer, parts: tuple):
+    """`index_concatenate` backward: each part's piece. `np.r_` joins the parts (at least 1-d)
+    along their first axis; `np.c_` makes them at least 2-d, a 1-d part a column, and joins
+    along the last axis."""
+    if is_zero(adjoint):
+        return 0.0
+    from cpsgrad.runtime import SequenceAdjoint
+
+    if indexer is np.c_:
+        axis = -1
+        sizes = [1 if np.ndim(part) < 2 else np.shape(part)[-1] for part in parts]
+    else:
+        axis = 0
+        sizes = [1 if np.ndim(part) == 0 else np.shape(part)[0] for part in parts]
+    pieces = _parts(adjoint, sizes, axis)
+    return SequenceAdjoint(unbroadcast(np.reshape(piece, np.shape(part)), part) for piece, part in zip(pieces, parts, strict=True))
+
+
+_INDEXABLE = (np.ndarray, list, tuple, dict, str, range)
+
+
+def indexed(value, index):
+    """`value[index]` of a builtin container or an array: piecewise constant in the index."""
+    return value[index]
+
+
+def subscript_of(value):
+    """What `value[...]` calls when its index is differentiable (transforms/subscripts.py): a
+    user class's own `__getitem__`, bound (differentiated like any method); for the builtin
+    containers and arrays, `indexed` (no derivative in the index); otherwise the bound builtin
+    method, which the call refuses, naming it, unless a rule was declared for it."""
+    method = getattr(type(value), "__getitem__", None)
+    if type(method) is types.FunctionType:
+        return value.__getitem__
+    if isinstance(value, _INDEXABLE):
+        return functools.partial(indexed, value)
+    return getattr(value, "__getitem__", value)
 
 
 def stack_adjoint(adjoint, arrays, axis):

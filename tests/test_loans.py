@@ -36,19 +36,19 @@ def test_gradients_with_loans_match_finite_differences(name, arguments, argnums)
 
 def test_a_recursive_callee_borrows_and_the_site_takes_back():
     text = cpsgrad.show(lf.rec, example=(W, H, 3), argnums=(0, 1))
-    assert "cpsgrad_runtime.lend(W_d, W, (W, h2))" in text  # the caller's adapter offers W's adjoint
+    assert "cpsgrad_runtime.lend(W_d, W, (W, h2, t6))" in text  # the caller's adapter offers W's adjoint
     assert "cpsgrad_runtime.borrow(W)" in text  # the callee's first contribution takes it
     assert "W_d = cpsgrad_runtime.merge(W_d, call_1_W_d, W)" in text
 
 
 def test_loans_do_not_outlive_a_run():
     cpsgrad.grad(lf.rec, argnums=(0, 1))(W, H, 3)
-    offered, lent = runtime_arrays._loans()
-    assert not offered and not lent
+    offered, lent, frames = runtime_arrays._loans()
+    assert not offered and not lent and not frames
     with pytest.raises(ValueError, match="stop"):
         cpsgrad.grad(lf.failing)(W, 3)
-    offered, lent = runtime_arrays._loans()
-    assert not offered and not lent
+    offered, lent, frames = runtime_arrays._loans()
+    assert not offered and not lent and not frames
 
 
 def test_a_shared_adjoint_is_never_lent():
@@ -56,8 +56,27 @@ def test_a_shared_adjoint_is_never_lent():
     keep = shared  # noqa: F841  (a second reference)
     argument = np.zeros(3)
     runtime_arrays.lend(shared, argument, (argument,))
+    runtime_arrays.claim((argument,))
     assert runtime_arrays.borrow(argument) == 0.0
     runtime_arrays.clear_loans()
+
+
+def test_an_offer_is_claimed_once_and_only_by_the_parameters_it_was_made_for():
+    buffer, argument, other = np.zeros(3) + 1.0, np.zeros(3), np.zeros(3)
+    try:
+        runtime_arrays.lend(buffer, argument, (argument, other))
+        runtime_arrays.claim((argument, argument))  # the same array in two parameters: neither takes it
+        assert runtime_arrays.borrow(argument) == 0.0
+        assert not runtime_arrays._loans()[0]  # and the offer is void
+        runtime_arrays.release()
+        runtime_arrays.lend(buffer, argument, (argument, argument))  # passed twice: not lent
+        assert not runtime_arrays._loans()[0]
+        runtime_arrays.lend(buffer, argument, (argument, other))
+        runtime_arrays.claim((other,))  # a program not given the argument voids the offer
+        runtime_arrays.claim((argument,))  # so a program deeper down cannot take it
+        assert runtime_arrays.borrow(argument) == 0.0
+    finally:
+        runtime_arrays.clear_loans()
 
 
 def test_a_run_inside_a_run_keeps_the_outer_loans():
@@ -67,6 +86,7 @@ def test_a_run_inside_a_run_keeps_the_outer_loans():
         buffer, argument = np.zeros(3) + 1.0, np.zeros(3)
         runtime_arrays.lend(buffer, argument, (argument,))
         cpsgrad.grad(lf.rec, argnums=(0, 1))(W, H, 2)
+        runtime_arrays.claim((argument,))
         assert runtime_arrays.borrow(argument) is buffer
     finally:
         runtime_arrays.close_loans(books)

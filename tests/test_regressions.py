@@ -189,3 +189,43 @@ def test_power_of_a_negative_constant_keeps_its_parentheses():
     value, gradient = cpsgrad.value_and_grad(cases.negative_base_and_exponent)(1.5)
     assert value == cases.negative_base_and_exponent(1.5)
     assert gradient == pytest.approx(4.0 - 1.5 ** -2 + 3.0)
+
+
+# ---- found from outside: aliasing, differentiable subscripts, shapes (issue 13) ----------------
+
+_VECTOR = np.array([0.4, -0.9, 1.3])
+_MATRIX = np.arange(6.0).reshape(2, 3) / 7.0
+
+
+@pytest.mark.parametrize(
+    ("function", "argument"),
+    [
+        (cases.unused_call_with_one_array_twice, _VECTOR),
+        (cases.chain_of_calls_with_one_array_twice, _VECTOR),
+        (cases.repeated_by_keyword_in_a_loop, _VECTOR),
+        (cases.tail_call_reaches_the_array_by_another_route, _VECTOR),
+        (cases.a_callee_of_a_callee_reaches_the_array_by_another_route, _VECTOR),
+        (cases.recursion_swapping_one_array_passed_twice, _VECTOR),
+        (cases.results_discarded_and_used_twice, _VECTOR),
+        (cases.r_of_an_array_twice, _VECTOR),
+        (cases.r_of_arrays_and_numbers, _VECTOR),
+        (cases.c_of_columns, _VECTOR),
+        (cases.r_and_c_of_matrices, _MATRIX),
+        (cases.subscript_of_a_user_class, 1.5),
+        (cases.subscripts_of_a_user_class_by_computed_values, 1.5),
+        (cases.lookup_by_a_computed_integer_index, _VECTOR),
+        (cases.dict_read_by_a_differentiable_key, 1.5),
+        (cases.shapes_are_not_differentiable, _VECTOR),
+        (cases.random_draw_sized_by_a_shape, _VECTOR),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_aliases_and_subscripts_get_the_whole_gradient(function, argument):
+    check_grad(function, argument)
+
+
+def test_the_reproducers_exact_values():
+    assert np.array_equal(cpsgrad.grad(cases.unused_call_with_one_array_twice)(_VECTOR), np.ones(3))
+    assert np.allclose(cpsgrad.grad(cases.chain_of_calls_with_one_array_twice)(_VECTOR), 2 * _VECTOR)
+    assert np.array_equal(cpsgrad.grad(cases.r_of_an_array_twice)(_VECTOR), [3.0, 5.0, 7.0])
+    assert cpsgrad.grad(cases.subscript_of_a_user_class)(1.5) == 2.0

@@ -8,6 +8,7 @@ target is inactive get no backward code.
 from __future__ import annotations
 
 import libcst as cst
+import numpy as np
 
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import syntax
@@ -54,8 +55,9 @@ def is_active_value(value: cst.BaseExpression, active: set[str], resolver: Resol
         positional = sum(1 for a in value.args if a.keyword is None)
         keywords = tuple(a.keyword.value for a in value.args if a.keyword is not None)
         return _differentiable(primitive, positional, keywords)
-    if isinstance(value, cst.Subscript):
-        return any(name in active for name in syntax.variables_read(value.value))
+    if isinstance(value, cst.Attribute):  # x.shape, x.ndim, x.dtype: no derivative
+        descriptor = getattr(np.ndarray, value.attr.value, None)
+        return descriptor not in TABLE or _differentiable(descriptor, 1, ())
     return True
 
 

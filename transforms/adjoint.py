@@ -304,10 +304,13 @@ class Generator:
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
         # each argument's adjoint, once, with the argument it belongs to: lent to the callee
         lendable: dict[str, str] = {}
-        for argument in [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]:
+        ordered = [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]
+        for argument in ordered:
             adjoint = self.active_source(argument.value, frame)
             if adjoint is not None and adjoint not in lendable:
                 lendable[adjoint] = syntax.code(argument.value)
+        # every argument, repeats included: one passed twice is lent to neither parameter
+        every = ", ".join(syntax.code(a.value) for a in ordered) + ("," if len(ordered) == 1 else "")
         extras: list[str] = []
         if tail.continuation is None:  # the rest just returns the result
             handed = self.k
@@ -326,7 +329,6 @@ class Generator:
                 lines.append(f"{pad}def {handed}({version}):")
                 if extras:
                     lines.append(f"{pad}    {', '.join([self.out, *results])} = {jump}")
-                    every = ", ".join(lendable.values()) + ("," if len(lendable) == 1 else "")
                     packed = [f"{_RUNTIME}.lend({e}, {lendable[e]}, ({every}))" if e in lendable else e for e in extras]
                     lines.append(f"{pad}    return ({', '.join([self.out, *packed])}), {results[0]}")
                 else:

@@ -29,7 +29,7 @@ import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.runtime_arrays import withdrawing
+from cpsgrad.runtime_arrays import entry, withdrawing
 from cpsgrad.runtime_closures import DEFINITIONS, environment_adjoint, partial_adjoint
 from cpsgrad.transforms import calls, fence, source
 from cpsgrad.transforms.kinds import ANY, NUMBER, NUMBER_TYPES
@@ -280,11 +280,14 @@ class CallSite:
         from cpsgrad.transforms import pipeline
 
         try:
-            return pipeline.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds, every_parameter=True).program
+            made = pipeline.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds, every_parameter=True)
         except LocatedError as error:
             if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
                 raise
             raise type(error)(self.location, f"call of {self.label}", error.advice) from None
+        if ANY not in argument_kinds:  # only arrays are lent: nothing to claim or void
+            return made.program
+        return entry(made.program, len(argument_kinds), bool(made.borrowers))
 
     def target(self, callee, positional: int) -> calls.Target:
         """What a called value runs, or a clear error."""

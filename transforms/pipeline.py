@@ -23,6 +23,7 @@ from cpsgrad.transforms import (
     naming,
     normalize,
     source,
+    subscripts,
     syntax,
 )
 from cpsgrad.transforms.adjoint import Generator
@@ -47,6 +48,7 @@ class Transformed:
     sites: list[calls.Site]  # its calls of user functions
     assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
     definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
+    borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime_arrays.borrow)
 
     def assumptions_hold(self) -> bool:
         """Whether every global the program took for a number still holds one."""
@@ -136,6 +138,8 @@ def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds
     # they still do on each call); the programs of callees, cached per call site, do not
     resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized), assume_global_numbers=not every_parameter)
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
+    if subscripts.rewrite(normalized, active, resolver):  # differentiable indices: np.r_[x, y], obj[v]
+        active = activity.active_names(normalized.definition, set(differentiated), resolver)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
     numbers, sequences = kinds.number_variables(normalized.definition, dict(zip(normalized.parameters, argument_kinds, strict=True)), resolver)
@@ -275,6 +279,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     return Transformed(
         read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,
         read.function.__code__, TABLE.version, front.sites, assumed, front.normalized.definitions,
+        tuple(sorted(generator.borrowers.values())),
     )
 
 

@@ -253,3 +253,132 @@ def power_of_a_negative_constant(x):
 
 def negative_base_and_exponent(x):
     return (-2.0) ** 2 * x + x ** -1.0 + (-x) ** 2
+
+
+# ---- found from outside (HIPS autograd's examples): aliasing and differentiable subscripts ----
+
+
+def twice(a, b):
+    return a * 2.0 - b
+
+
+def unused_call_with_one_array_twice(x):
+    unused = twice(x, x)  # noqa: F841
+    return np.sum(x)
+
+
+def chain_of_calls_with_one_array_twice(x):
+    y = twice(x, x)
+    z = twice(y, x)
+    return np.sum(z * x)
+
+
+def repeated_by_keyword_in_a_loop(x):
+    s = 0.0
+    for _ in range(3):
+        y = twice(x, b=x)
+        s = s + np.sum(y * x)
+    return s
+
+
+def scaled(p):
+    return p * 3.0
+
+
+def reads_the_element(a, values):
+    return scaled(values[0])
+
+
+def tail_call_reaches_the_array_by_another_route(x):
+    y = reads_the_element(x, [x])  # the callee's callee gets x as an element of a list
+    return np.sum(y * x) + np.sum(x)
+
+
+def through_a_list_element(a, values):
+    t = scaled(values[0])
+    return np.sum(t * a)
+
+
+def a_callee_of_a_callee_reaches_the_array_by_another_route(x):
+    return through_a_list_element(x, [x]) + np.sum(x * x)
+
+
+def swapping(a, b, n):
+    if n == 0:
+        return a * b
+    return swapping(b, a, n - 1) + a
+
+
+def recursion_swapping_one_array_passed_twice(x):
+    return np.sum(swapping(x, x, 3) * x)
+
+
+def identity(a):
+    return a
+
+
+def results_discarded_and_used_twice(x):
+    unused = identity(x)  # noqa: F841
+    return np.sum(identity(x) * identity(x))
+
+
+def r_of_an_array_twice(x):
+    return np.sum(np.r_[x, x] * np.arange(6.0))
+
+
+def r_of_arrays_and_numbers(x):
+    s = np.sum(x)
+    return np.sum(np.r_[s, 2.0 * x, x[0]] ** 3)
+
+
+def c_of_columns(x):
+    return np.sum(np.c_[x, x * x] * np.arange(6.0).reshape(3, 2))
+
+
+def r_and_c_of_matrices(m):
+    return np.sum(np.r_[m, m * 2.0] ** 2) + np.sum(np.c_[m, m**2] * 1.5)
+
+
+class Doubler:
+    def __getitem__(self, k):
+        return k * 2.0
+
+
+def subscript_of_a_user_class(v):
+    return Doubler()[v]
+
+
+class Quadratic:
+    def __init__(self, c):
+        self.c = c
+
+    def __getitem__(self, v):
+        return self.c[0] + self.c[1] * v * v
+
+
+def subscripts_of_a_user_class_by_computed_values(v):
+    q = Quadratic((1.0, 3.0))
+    return q[v] + q[v * 2.0]
+
+
+TABLE = np.array([10.0, 20.0, 30.0, 40.0])
+
+
+def lookup_by_a_computed_integer_index(x):
+    index = np.floor(np.abs(x) * 2).astype(int)
+    return np.sum(TABLE[index] * x)
+
+
+def dict_read_by_a_differentiable_key(v):
+    d = {1.5: 2.0}
+    return d[v] * v
+
+
+def shapes_are_not_differentiable(x):
+    n = x.shape[0]
+    return np.sum(x.reshape(x.shape + (1,))) * n
+
+
+def random_draw_sized_by_a_shape(m):
+    rs = np.random.RandomState(0)
+    return np.sum(m @ rs.randn(m.shape[0], 3))

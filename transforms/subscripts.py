@@ -1,0 +1,111 @@
+"""Subscripts whose index is differentiable: `np.r_[x, y]`, `obj[v]` of a user class.
+
+Indexing an array, a list, a tuple or a dict with a differentiable value is piecewise constant
+in the index (an int, a slice, a key): only the indexed value gets an adjoint. But a subscript is
+a call of `type(obj).__getitem__`, and two kinds of it compute from the index itself:
+- numpy's index tricks `np.r_[a, b, ...]` and `np.c_[a, b, ...]` concatenate the index's
+  elements; they become `cpsgrad_runtime.index_concatenate(np.r_, (a, b, ...))`, whose rule
+  hands each element its piece of the adjoint;
+- any other subscript of a value that carries no gradient itself, `obj[v]`, becomes a call
+  `cpsgrad_runtime.subscript_of(obj)(v)`: the bound `__getitem__` of a user class (differentiated
+  like any method) or, for the builtin containers and numpy arrays, an indexing primitive with no
+  derivative. Anything else is refused at run time, naming the call.
+
+Runs after activity (it needs to know which indices are differentiable); the pipeline runs
+activity again on what it returns.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.naming import Namer, names_in
+from cpsgrad.transforms.normalize import Normalized
+from cpsgrad.transforms.resolve import Resolver
+
+INDEX_CONCATENATORS = (np.r_, np.c_)
+
+
+def rewrite(normalized: Normalized, active: set[str], resolver: Resolver) -> bool:
+    """Rewrite `normalized` in place (its definition and origins) as above; whether it changed."""
+    rewriter = _Rewriter(normalized, active, resolver)
+    definition = normalized.definition.visit(rewriter)
+    if not rewriter.changed:
+        return False
+    normalized.superseded.append(normalized.definition)  # its statements' ids stay theirs (origins)
+    normalized.definition = definition
+    return True
+
+
+def _runtime(name: str) -> cst.Attribute:
+    return cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name(name))
+
+
+class _Rewriter(cst.CSTTransformer):
+    def __init__(self, normalized: Normalized, active: set[str], resolver: Resolver):
+        self.normalized = normalized
+        self.active = active
+        self.resolver = resolver
+        self.namer = Namer(names_in(normalized.definition))
+        self.changed = False
+
+    def differentiable_index(self, subscript: cst.Subscript) -> bool:
+        return any(name in self.active for element in subscript.slice for name in syntax.variables_read(element.slice))
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body: list[cst.BaseStatement] = []
+        for statement in updated.body:
+            body += self.statement(statement)
+        return updated.with_changes(body=body) if len(body) != len(updated.body) or any(a is not b for a, b in zip(body, updated.body, strict=True)) else updated
+
+    def statement(self, statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return [statement]
+        small = statement.body[0]
+        if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Subscript):
+            return [statement]
+        subscript = small.value
+        if not self.differentiable_index(subscript):
+            return [statement]
+        if any(name in self.active for name in syntax.variables_read(subscript.value)):
+            return [statement]  # an array or container indexed: the index is an int, a slice, a key
+        origin = self.normalized.origins.get(id(statement))
+        out: list[cst.BaseStatement] = []
+        indexer = self.resolver.resolve(subscript.value)
+        elements = [element.slice for element in subscript.slice]
+        if any(indexer is concatenator for concatenator in INDEX_CONCATENATORS) and all(isinstance(e, cst.Index) for e in elements):
+            parts = self.temporary(cst.Tuple([cst.Element(e.value) for e in elements]), origin, out)
+            value = cst.Call(_runtime("index_concatenate"), [cst.Arg(subscript.value), cst.Arg(parts)])
+        else:
+            if len(elements) == 1 and isinstance(elements[0], cst.Index):
+                index = elements[0].value
+            elif all(isinstance(e, cst.Index) for e in elements):
+                index = self.temporary(cst.Tuple([cst.Element(e.value) for e in elements]), origin, out)
+            else:
+                return [statement]  # a slice with a differentiable bound: `slice` has no rule, refused there
+            method = self.temporary(cst.Call(_runtime("subscript_of"), [cst.Arg(subscript.value)]), origin, out, "getitem")
+            value = cst.Call(method, [cst.Arg(index)])
+        replaced = statement.with_changes(body=[small.with_changes(value=value)])
+        self.normalized.origins[id(replaced)] = origin
+        out.append(replaced)
+        self.changed = True
+        return out
+
+    def temporary(self, value: cst.BaseExpression, origin, out: list, base: str | None = None) -> cst.Name:
+        name = self.namer.fresh(base) if base else self.namer.temporary()
+        statement = syntax.assign(name, value)
+        self.normalized.origins[id(statement)] = origin
+        out.append(statement)
+        return cst.Name(name)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        result = super().on_leave(original, updated)
+        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt if or while keeps its way back
+            origins, labels = self.normalized.origins, self.normalized.loop_labels
+            if id(original) in origins:
+                origins[id(result)] = origins[id(original)]
+            if id(original) in labels:
+                labels[id(result)] = labels[id(original)]
+        return result
