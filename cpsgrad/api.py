@@ -230,12 +230,7 @@ class _Runner:
 
     def program(self, argument_kinds: tuple[str, ...]) -> pipeline.Transformed:
         transformed = self.programs.get(argument_kinds)
-        if (
-            transformed is None
-            or transformed.code is not self.function.__code__
-            or transformed.table_version != TABLE.version
-            or (transformed.assumed and not transformed.assumptions_hold())
-        ):
+        if transformed is None or not transformed.holds():
             transformed = self.programs[argument_kinds] = pipeline.transform(self.function, self.argnums, argument_kinds)
         return transformed
 
@@ -266,6 +261,25 @@ class _Runner:
         return result[0], gradients
 
 
+def _runner(function, argnums: tuple[int, ...]):
+    """What runs `function`'s derivative program: a `_Runner`, or for a primitive with a rule
+    (`cpsgrad.grad(np.sqrt)`), one per number of arguments, of a one-line function calling it."""
+    if function in TABLE:
+        from cpsgrad.transforms.dispatch import primitive_caller
+
+        runners: dict[int, _Runner] = {}
+
+        def run(args, kwargs):
+            found = runners.get(len(args))
+            if found is None:
+                found = runners[len(args)] = _Runner(primitive_caller(function, len(args)), argnums)
+            return found(args, kwargs)
+
+        return run
+    source.unwrap(function)
+    return _Runner(function, argnums)
+
+
 def original(function):
     """The user's function behind a `grad`/`value_and_grad` wrapper; anything else as it is."""
     return function.__wrapped__ if getattr(function, "__cpsgrad_gradient__", False) else function
@@ -289,10 +303,9 @@ def value_and_grad(function: Callable | None = None, argnums: int | tuple[int, .
     if function is None:
         return functools.partial(value_and_grad, argnums=argnums)
     _refuse_nested(function)
-    source.unwrap(function)
     wanted = _argnums(argnums)
 
-    run = _Runner(function, wanted)
+    run = _runner(function, wanted)
 
     @functools.wraps(function)
     def value_and_gradient(*args, **kwargs):
@@ -319,10 +332,9 @@ def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
     if function is None:
         return functools.partial(grad, argnums=argnums)
     _refuse_nested(function)
-    source.unwrap(function)
     wanted = _argnums(argnums)
 
-    run = _Runner(function, wanted)
+    run = _runner(function, wanted)
 
     @functools.wraps(function)
     def gradient(*args, **kwargs):

@@ -870,20 +870,70 @@ def cumsum_adjoint(adjoint, x, axis):
 
 
 def norm_adjoint(adjoint, x, result, ord, axis, keepdims: bool):
-    """`np.linalg.norm` backward for the 2-norm of vectors and the Frobenius norm (x / norm;
-    NaN at the zero vector, as JAX). Other orders raise NotImplementedError."""
+    """`np.linalg.norm` backward, every order numpy computes. Vectors: the 2-norm x / norm (NaN
+    at the zero vector, as JAX), a p-norm sign(x) |x|^(p-1) / norm^(p-1), inf / -inf the sign at
+    the largest / smallest |x| (ties share), ord 0 (a count) none. Matrices (two axes, in
+    numpy's order): Frobenius as the 2-norm, 'nuc' U V^T, 2 / -2 the outer product of the
+    singular vectors of the largest / smallest singular value, 1 / -1 and inf / -inf the sign in
+    the column / row of largest or smallest absolute sum (ties share)."""
     if is_zero(adjoint):
         return 0.0
     values = np.asarray(x)
-    axes = _axes(axis, values.ndim)
-    if not (ord is None or ord == "fro" or (ord == 2 and len(axes) == 1)):
-        raise NotImplementedError(
-            f"the derivative of np.linalg.norm(x, ord={ord!r}, axis={axis!r}) of a {values.ndim}-d x "
-            "is not supported; use ord=None (2-norm of vectors, Frobenius norm of matrices)"
-        )
+    if axis is None:
+        pair = (0, 1) if ord is not None and values.ndim == 2 else None
+    elif isinstance(axis, (int, np.integer)):
+        pair = None
+    else:
+        pair = tuple(int(a) % values.ndim for a in axis) if len(axis) == 2 else None
+    upstream = _kept(adjoint, values.ndim, axis, keepdims)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = _kept(adjoint, values.ndim, axis, keepdims) / _kept(result, values.ndim, axis, keepdims)
-        return _spread(values * scale, x)
+        norm = _kept(result, values.ndim, axis, keepdims)
+        if ord is None or ord == "fro" or (ord == 2 and pair is None):
+            slope = values / norm
+        elif pair is None:
+            single = _axes(axis, values.ndim)
+            slope = _vector_norm_slope(values, norm, ord, single[0] if single else None)
+        else:
+            slope = _matrix_norm_slope(values, ord, pair)
+        return _spread(slope * upstream, x)
+
+
+def _shares(hit, axis):
+    """Where the extremum is, each of the tied places an equal share."""
+    hit = hit.astype(float)
+    return hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+def _vector_norm_slope(values, norm, ord, axis):
+    magnitude = np.abs(values)
+    if ord == np.inf or ord == -np.inf:
+        extreme = np.max(magnitude, axis=axis, keepdims=True) if ord > 0 else np.min(magnitude, axis=axis, keepdims=True)
+        return array_sign(values) * _shares(magnitude == extreme, axis)
+    if ord == 0:
+        return np.zeros_like(values, dtype=np.result_type(values, 1.0))
+    p = float(ord)
+    return array_sign(values) * magnitude ** (p - 1.0) / norm ** (p - 1.0)
+
+
+def _matrix_norm_slope(values, ord, pair):
+    rows, columns = pair
+    matrices = np.moveaxis(values, (rows, columns), (-2, -1))
+    if ord == "nuc" or ord == 2 or ord == -2:
+        u, _, vt = np.linalg.svd(matrices, full_matrices=False)
+        if ord == "nuc":
+            slope = u @ vt
+        else:
+            pick = slice(0, 1) if ord == 2 else slice(-1, None)  # the largest or the smallest
+            slope = u[..., :, pick] @ vt[..., pick, :]
+    elif ord in (1, -1, np.inf, -np.inf):
+        along = -2 if ord in (1, -1) else -1  # 1: sums down each column; inf: along each row
+        sums = np.sum(np.abs(matrices), axis=along, keepdims=True)
+        across = -1 if along == -2 else -2
+        extreme = np.max(sums, axis=across, keepdims=True) if ord > 0 else np.min(sums, axis=across, keepdims=True)
+        slope = array_sign(matrices) * _shares(sums == extreme, across)
+    else:
+        raise ValueError(f"invalid norm order {ord!r} for matrices")
+    return np.moveaxis(slope, (-2, -1), (rows, columns))
 
 
 def reshape_adjoint(adjoint, x, order="C"):

@@ -229,3 +229,75 @@ def test_the_reproducers_exact_values():
     assert np.allclose(cpsgrad.grad(cases.chain_of_calls_with_one_array_twice)(_VECTOR), 2 * _VECTOR)
     assert np.array_equal(cpsgrad.grad(cases.r_of_an_array_twice)(_VECTOR), [3.0, 5.0, 7.0])
     assert cpsgrad.grad(cases.subscript_of_a_user_class)(1.5) == 2.0
+
+
+_RANDOM = np.random.default_rng(7)
+_V, _M, _B = _RANDOM.normal(size=5), _RANDOM.normal(size=(3, 4)), _RANDOM.normal(size=(2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    ("x", "order", "axis"),
+    [(_V, order, None) for order in (None, 1, 2, 3, 0.5, -1, np.inf, -np.inf, 0)]
+    + [(_M, order, None) for order in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)]
+    + [(_B, order, (1, 2)) for order in ("nuc", 2, -2, 1, np.inf)]
+    + [(_B, 1, (2, 1)), (_B, 3, 2), (_M, np.inf, 0)],
+    ids=repr,
+)
+def test_every_norm_order_has_its_derivative(x, order, axis):
+    """ord=3 and ord='nuc' raised a bare NotImplementedError from the backward pass."""
+
+    def f(x):
+        return np.sum(np.linalg.norm(x, ord=order, axis=axis) * 1.7)
+
+    check_grad(f, x)
+
+
+def test_a_global_rebound_after_the_transform_is_followed(monkeypatch):
+    """The rule bound at the first transform was reused after the global was rebound."""
+    assert cpsgrad.grad(cases.reads_a_rebound_global_function)(0.5) == math.cos(0.5)
+    monkeypatch.setattr(cases, "sine", math.cos)
+    assert cpsgrad.grad(cases.reads_a_rebound_global_function)(0.5) == -math.sin(0.5)
+    x = np.array([0.1, 0.2])
+    network = cpsgrad.grad(cases.network_calling_the_layer)  # the rebound name is in a callee
+    assert np.allclose(network(x), 2.0 * (1.0 - np.tanh(x) ** 2))
+    monkeypatch.setattr(cases, "activation", np.sin)
+    assert np.allclose(network(x), 2.0 * np.cos(x))
+    helper = cpsgrad.grad(cases.calls_the_redefined_helper)
+    assert helper(1.0) == 3.0
+    monkeypatch.setattr(cases, "helper_to_redefine", lambda v: v * 5.0)
+    assert helper(1.0) == 5.0
+    uses_a_module_attribute = cpsgrad.grad(cases.sum_of_np_sin)
+    assert np.allclose(uses_a_module_attribute(x), np.cos(x))
+    monkeypatch.setattr(np, "sin", np.cos)  # a module attribute rebound
+    assert np.allclose(uses_a_module_attribute(x), -np.sin(x))
+
+
+def test_a_rule_for_a_bound_method_serves_every_read_of_it():
+    """`@cpsgrad.rule(scipy.stats.norm.logpdf)` was accepted and never used (a bound method is a
+    new object at each attribute read)."""
+    import scipy.stats
+
+    def logpdf(x):
+        return scipy.stats.norm.logpdf(x) * 2.0
+
+    rule = None
+    try:
+
+        @cpsgrad.rule(scipy.stats.norm.logpdf)
+        def norm_logpdf(x):
+            y = scipy.stats.norm.logpdf(x)
+            y_d = yield y
+            x_d += -x * y_d  # noqa: F821, F841
+
+        rule = cpsgrad.rules.TABLE.rules_for(scipy.stats.norm.logpdf)[0]
+        check_grad(logpdf, 0.3)
+        assert cpsgrad.grad(logpdf)(0.3) == -0.6
+    finally:
+        if rule is not None:
+            cpsgrad.rules.TABLE.remove(rule)
+
+
+def test_a_primitive_with_a_rule_is_differentiated_directly():
+    assert cpsgrad.grad(np.sqrt)(4.0) == 0.25
+    assert cpsgrad.grad(math.atan2, argnums=(0, 1))(1.0, 2.0) == (0.4, -0.2)
+    assert cpsgrad.value_and_grad(np.tanh)(0.5) == (np.tanh(0.5), 1.0 - np.tanh(0.5) ** 2)

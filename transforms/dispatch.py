@@ -51,7 +51,7 @@ class _Slot:
 class Plan:
     """How one call site's arguments reach one function's parameters, and the programs run."""
 
-    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment", "positional")
+    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment", "positional", "guard")
 
     def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool, captured: int = 0, default_names=(), environment: int = 0):
         self.function = function
@@ -68,9 +68,10 @@ class Plan:
         self.default_names = default_names  # the parameters the call leaves to their defaults
         self.environment = environment  # how many leading adjoints are the called closure's environment's
         self.positional = 0  # how many positional arguments the call passes (set by `plan`)
+        self.guard = None  # whether the names its programs resolved still name the same objects
 
     def fresh(self, callee_code) -> bool:
-        return self.table_version == TABLE.version and self.code is callee_code
+        return self.table_version == TABLE.version and self.code is callee_code and (self.guard is None or self.guard())
 
 
 def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...], callee_active: bool = False) -> Plan:
@@ -285,6 +286,9 @@ class CallSite:
             if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
                 raise
             raise type(error)(self.location, f"call of {self.label}", error.advice) from None
+        if made.guard is not None:  # the plan holds while every program's names do
+            earlier = found.guard
+            found.guard = made.guard if earlier is None or earlier is made.guard else _both(earlier, made.guard)
         if ANY not in argument_kinds:  # only arrays are lent: nothing to claim or void
             return made.program
         return entry(made.program, len(argument_kinds), bool(made.borrowers))
@@ -355,7 +359,7 @@ def _dispatcher(positional: int):
             "        kind = type(callee)\n"
             "        if kind is FUNCTION:\n"
             "            found = functions.get(callee)\n"
-            "            if found is not None and found.table_version == TABLE.version and found.code is callee.__code__:\n"
+            "            if found is not None and found.table_version == TABLE.version and found.code is callee.__code__ and (found.guard is None or found.guard()):\n"
             f"{keys}"
             f"                program = found.programs.get(({key}))\n"
             "                if program is not None:\n"
@@ -363,7 +367,7 @@ def _dispatcher(positional: int):
             "        elif kind is METHOD:\n"
             "            function = callee.__func__\n"
             "            found = methods.get(function)\n"
-            "            if found is not None and found.table_version == TABLE.version and found.code is function.__code__:\n"
+            "            if found is not None and found.table_version == TABLE.version and found.code is function.__code__ and (found.guard is None or found.guard()):\n"
             "                instance = callee.__self__\n"
             "                t = type(instance)\n"
             "                if t is tuple or t is list:\n"
@@ -391,6 +395,10 @@ def _invoker(count: int):
         exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
         invoke = _INVOKERS[count] = namespace["invoke"]
     return invoke
+
+
+def _both(first, second):
+    return lambda: first() and second()
 
 
 def _closure_adjoint(found: Plan, code, environment: tuple):
@@ -502,6 +510,11 @@ def _adapter(primitive, positional: int, keywords: tuple[str, ...]) -> types.Fun
     function = namespace[f"call_{name}"]
     _ADAPTERS[key] = (primitive, function)
     return function
+
+
+def primitive_caller(primitive, positional: int) -> types.FunctionType:
+    """`_adapter` for the API: `cpsgrad.grad(np.sqrt)` differentiates `def call_sqrt(x0): ...`."""
+    return _adapter(primitive, positional, ())
 
 
 def _constructor(kind: type, positional: int, keywords: tuple[str, ...]) -> types.FunctionType:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,7 +29,7 @@ from cpsgrad.transforms import (
 )
 from cpsgrad.transforms.adjoint import Generator
 from cpsgrad.transforms.naming import Namer, names_in
-from cpsgrad.transforms.resolve import Resolver
+from cpsgrad.transforms.resolve import Resolver, binding_guard
 
 STAGES = ("normalize", "cps", "final")
 
@@ -49,11 +50,23 @@ class Transformed:
     assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
     definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
     borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime_arrays.borrow)
+    bindings: dict = field(default_factory=dict)  # dotted names resolved when it was made -> their objects
+    guard: Callable[[], bool] | None = None  # whether they still name them (resolve.binding_guard)
 
     def assumptions_hold(self) -> bool:
         """Whether every global the program took for a number still holds one."""
         names = self.function.__globals__
         return all(type(names.get(name)) in kinds.NUMBER_TYPES for name in self.assumed)
+
+    def holds(self) -> bool:
+        """Whether the program is still the function's: same code, same rule table, its globals
+        taken for numbers still numbers, its resolved names still naming the same objects."""
+        return (
+            self.table_version == TABLE.version
+            and self.code is self.function.__code__
+            and (not self.assumed or self.assumptions_hold())
+            and (self.guard is None or self.guard())
+        )
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -103,7 +116,7 @@ def cached(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], 
     """The cached transform, if the function's code, the rule table and the globals it took for
     numbers are unchanged."""
     entry = _CACHE.get(_cache_key(function, every_parameter), {}).get((argnums, argument_kinds, every_parameter))
-    if entry is not None and entry.code is function.__code__ and entry.table_version == TABLE.version and entry.assumptions_hold():
+    if entry is not None and entry.code is function.__code__ and entry.holds():
         return entry
     return None
 
@@ -279,7 +292,8 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     return Transformed(
         read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,
         read.function.__code__, TABLE.version, front.sites, assumed, front.normalized.definitions,
-        tuple(sorted(generator.borrowers.values())),
+        tuple(sorted(generator.borrowers.values())), dict(front.resolver.bindings),
+        binding_guard(read.function, front.resolver.bindings),
     )
 
 

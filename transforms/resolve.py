@@ -24,6 +24,10 @@ class Resolver:
         # again when one of them no longer holds a number (`pipeline.Transformed.assumptions_hold`).
         self.assume_global_numbers = assume_global_numbers
         self.assumed: set[str] = set()
+        # Every callable or module a dotted name resolved to (the rule inlined for `sin(x)`, the
+        # module of `np.sum`, a user function a call was classified by): the program depends on
+        # them, so it holds only while each name still names the same object (`binding_guard`).
+        self.bindings: dict[str, object] = {}
         code = function.__code__
         cells = function.__closure__ or ()
         self.closure = dict(zip(code.co_freevars, cells, strict=True))
@@ -60,4 +64,36 @@ class Resolver:
             if value is _MISSING:
                 break
             value = getattr(value, attribute, _MISSING)
-        return None if value is _MISSING else value
+        if value is _MISSING:
+            return None
+        if first != "cpsgrad_runtime" and first not in self.local_names and (callable(value) or isinstance(value, types.ModuleType)):
+            self.bindings[dotted] = value
+        return value
+
+
+def binding_guard(function: types.FunctionType, bindings: dict[str, object]):
+    """A function of no arguments saying whether each dotted name in `bindings` still names
+    the object it named (looked up as `function` would: its closure, its globals, builtins);
+    None when there is nothing to check. Made once per program, called on each run (identity
+    checks only: a dict read or an attribute read each)."""
+    if not bindings:
+        return None
+    code = function.__code__
+    cells = dict(zip(code.co_freevars, function.__closure__ or (), strict=True))
+    namespace: dict[str, object] = {"G": function.__globals__, "M": _MISSING}
+    checks = []
+    for index, (dotted, value) in enumerate(sorted(bindings.items())):
+        first, *rest = dotted.split(".")
+        if first in cells:
+            namespace[f"c{index}"] = cells[first]
+            expression = f"c{index}.cell_contents"
+        else:
+            namespace[f"b{index}"] = getattr(builtins, first, _MISSING)
+            expression = f"G.get({first!r}, b{index})"
+        for attribute in rest:
+            expression = f"getattr({expression}, {attribute!r}, M)"
+        namespace[f"v{index}"] = value
+        checks.append(f"{expression} is v{index}")
+    text = "def holds():\n    try:\n        return " + " and ".join(checks) + "\n    except ValueError:  # an empty cell\n        return False\n"
+    exec(compile(text, f"<cpsgrad binding guard of {function.__qualname__}>", "exec"), namespace)  # noqa: S102
+    return namespace["holds"]

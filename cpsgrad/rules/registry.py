@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -96,6 +97,20 @@ def _shift(statement: cst.BaseStatement) -> tuple[list[str], list[str]] | None:
     return outputs, adjoints
 
 
+def _key(primitive: object):
+    """What the table files a primitive under: its identity, or for a method bound to an object
+    (`scipy.stats.norm.logpdf`, `rs.randn`: a new object at each attribute read) the object's
+    identity and the function's, so that the rule declared for one read serves the next."""
+    kind = type(primitive)
+    if kind is types.MethodType:
+        return (id(primitive.__self__), id(primitive.__func__))
+    if kind is types.BuiltinMethodType:
+        owner = primitive.__self__
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            return (id(owner), primitive.__name__)
+    return id(primitive)
+
+
 class RuleTable:
     """Primitive -> its templates (tried in order; the first whose signature fits a call wins)."""
 
@@ -108,7 +123,7 @@ class RuleTable:
         if not inspect.isgeneratorfunction(template) and "yield" in inspect.getsource(template):
             raise CpsgradError(f"rule template {template.__name__} must be a plain generator function")
         rule = Rule(primitive, template)
-        key = id(primitive)
+        key = _key(primitive)
         if replace or key not in self._rules:
             self._rules[key] = []
         self._rules[key].insert(0, rule)
@@ -117,11 +132,15 @@ class RuleTable:
         return rule
 
     def remove(self, rule: Rule) -> None:
-        self._rules[id(rule.primitive)].remove(rule)
+        self._rules[_key(rule.primitive)].remove(rule)
         self.version += 1
 
     def rules_for(self, primitive: object) -> list[Rule]:
-        return self._rules.get(id(primitive), []) if self._primitives.get(id(primitive)) is primitive else []
+        key = _key(primitive)
+        stored = self._primitives.get(key)
+        if stored is primitive or (stored is not None and type(key) is tuple and stored == primitive):
+            return self._rules.get(key, [])
+        return []
 
     def __contains__(self, primitive: object) -> bool:
         return bool(self.rules_for(primitive))

@@ -382,3 +382,35 @@ def shapes_are_not_differentiable(x):
 def random_draw_sized_by_a_shape(m):
     rs = np.random.RandomState(0)
     return np.sum(m @ rs.randn(m.shape[0], 3))
+
+
+# ---- bindings resolved when the program was made, rebound later --------------------------------
+
+sine = math.sin
+
+
+def reads_a_rebound_global_function(v):
+    return sine(v)
+
+
+activation = np.tanh
+
+
+def layer_of_a_rebound_activation(x):
+    return activation(x) * 2.0
+
+
+def network_calling_the_layer(x):
+    return np.sum(layer_of_a_rebound_activation(x))
+
+
+def helper_to_redefine(v):
+    return v * 3.0
+
+
+def calls_the_redefined_helper(v):
+    return helper_to_redefine(v) + 1.0
+
+
+def sum_of_np_sin(x):
+    return np.sum(np.sin(x))
