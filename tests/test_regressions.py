@@ -301,3 +301,16 @@ def test_a_primitive_with_a_rule_is_differentiated_directly():
     assert cpsgrad.grad(np.sqrt)(4.0) == 0.25
     assert cpsgrad.grad(math.atan2, argnums=(0, 1))(1.0, 2.0) == (0.4, -0.2)
     assert cpsgrad.value_and_grad(np.tanh)(0.5) == (np.tanh(0.5), 1.0 - np.tanh(0.5) ** 2)
+
+
+def test_a_slice_bound_computed_from_a_differentiable_value_is_refused_with_its_location():
+    with pytest.raises(cpsgrad.UnsupportedError) as raised:
+        cpsgrad.grad(cases.slices_a_user_object_by_a_differentiable_bound)(1.0)
+    assert raised.value.construct == "slice bound computed from a differentiable value"
+    assert raised.value.location.line == cases.slices_a_user_object_by_a_differentiable_bound.__code__.co_firstlineno + 1
+
+
+def test_an_unused_index_concatenation_passes_the_symbolic_zero():
+    value, gradient = cpsgrad.value_and_grad(cases.unused_r_)(_VECTOR)
+    assert value == cases.unused_r_(_VECTOR)
+    assert np.array_equal(gradient, np.ones(3))

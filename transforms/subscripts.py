@@ -20,6 +20,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.normalize import Normalized
@@ -84,7 +85,11 @@ class _Rewriter(cst.CSTTransformer):
             elif all(isinstance(e, cst.Index) for e in elements):
                 index = self.temporary(cst.Tuple([cst.Element(e.value) for e in elements]), origin, out)
             else:
-                return [statement]  # a slice with a differentiable bound: `slice` has no rule, refused there
+                raise UnsupportedError(
+                    self.normalized.location(statement), "slice bound computed from a differentiable value",
+                    "a slice's bounds carry no derivative, and an object's own __getitem__ given one is not "
+                    "differentiated; compute the bound as an int first (int(...), len(...), .shape)",
+                )
             method = self.temporary(cst.Call(_runtime("subscript_of"), [cst.Arg(subscript.value)]), origin, out, "getitem")
             value = cst.Call(method, [cst.Arg(index)])
         replaced = statement.with_changes(body=[small.with_changes(value=value)])

@@ -712,17 +712,6 @@ def stack(arrays, axis=0):
     arrays_d += cpsgrad_runtime.stack_adjoint(y_d, arrays, axis)
 
 
-@rule(cpsgrad_runtime.index_concatenate)
-def index_concatenate(indexer, parts):
-    y = cpsgrad_runtime.index_concatenate(indexer, parts)
-    y_d = yield y
-    parts_d += cpsgrad_runtime.index_concatenate_adjoint(y_d, indexer, parts)
-
-
-not_differentiable(cpsgrad_runtime.indexed, "indexed")
-not_differentiable(cpsgrad_runtime.subscript_of, "subscript_of")
-
-
 @rule(np.hstack)
 def hstack(tup):
     y = np.hstack(tup)

@@ -414,3 +414,12 @@ def calls_the_redefined_helper(v):
 
 def sum_of_np_sin(x):
     return np.sum(np.sin(x))
+
+
+def slices_a_user_object_by_a_differentiable_bound(v):
+    return Quadratic((1.0, 2.0))[v:2.0] * v
+
+
+def unused_r_(x):
+    unused = np.r_[x, x * 2.0]  # noqa: F841
+    return np.sum(x)

@@ -1,0 +1,48 @@
+"""The soundness audit's own checks (docs/design.md, "Every flow accounted for"): where a
+differentiable value can go that no finite-difference test would notice being dropped."""
+
+import libcst as cst
+import pytest
+
+from cpsgrad.rules.registry import TABLE
+
+# A rule parameter whose template adds nothing to its adjoint must take only values that carry
+# no derivative: integers, shapes, axes, flags, keys, dtypes, labels, or an argument the result
+# depends on piecewise constantly (`np.arange`'s stop, `copysign`'s sign, `full_like`'s shape
+# source). Each name here was reviewed against every rule that has it; a new rule that forgets
+# an adjoint fails this test instead of silently giving zero.
+WITHOUT_ADJOINT = {
+    "axis", "axis1", "axis2", "axes", "source", "destination", "keepdims", "order", "dtype",
+    "shape", "ord", "offset", "num", "endpoint", "stop", "indices_or_sections", "pad_width",
+    "kernel_size", "stride", "padding", "key", "index", "indices", "labels", "condition",
+    "start", "kind", "names", "definition", "indexer",
+    "first", "second", "third", "fourth", "fifth", "sixth",  # item_at / transpose axes: ints
+    "a",  # np.full_like(a, fill): only a's shape and dtype
+    "y",  # copysign(x, y): piecewise constant in y
+}
+
+
+def _rules():
+    for primitive in TABLE.primitives():
+        for rule in TABLE.rules_for(primitive):
+            if rule.differentiable:
+                yield rule
+
+
+def test_every_rule_parameter_without_an_adjoint_is_reviewed():
+    unreviewed = []
+    for rule in _rules():
+        backward = cst.Module(body=list(rule.parts[3])).code
+        for parameter in rule.differentiable_parameters:
+            if f"{parameter}_d" not in backward and parameter not in WITHOUT_ADJOINT:
+                unreviewed.append(f"{rule.name}({parameter})")
+    assert not unreviewed, f"rule parameters that never get an adjoint: {unreviewed}"
+
+
+@pytest.mark.parametrize("name", sorted(WITHOUT_ADJOINT))
+def test_the_reviewed_names_are_still_used(name):
+    """No stale entries: each reviewed name is a parameter of some rule that gives it nothing."""
+    assert any(
+        name in rule.differentiable_parameters and f"{name}_d" not in cst.Module(body=list(rule.parts[3])).code
+        for rule in _rules()
+    )
