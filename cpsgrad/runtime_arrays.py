@@ -1093,12 +1093,15 @@ def index_concatenate_adjoint(adjoint, indexer, parts: tuple):
 
     if indexer is np.c_:
         axis = -1
-        sizes = [1 if np.ndim(part) < 2 else np.shape(part)[-1] for part in parts]
+        sizes = [1 if type(part) is slice or np.ndim(part) < 2 else np.shape(part)[-1] for part in parts]
     else:
         axis = 0
-        sizes = [1 if np.ndim(part) == 0 else np.shape(part)[0] for part in parts]
+        sizes = [len(np.r_[part]) if type(part) is slice else 1 if np.ndim(part) == 0 else np.shape(part)[0] for part in parts]
     pieces = _parts(adjoint, sizes, axis)
-    return SequenceAdjoint(unbroadcast(np.reshape(piece, np.shape(part)), part) for piece, part in zip(pieces, parts, strict=True))
+    return SequenceAdjoint(
+        0.0 if type(part) is slice else unbroadcast(np.reshape(piece, np.shape(part)), part)  # a range: constants
+        for piece, part in zip(pieces, parts, strict=True)
+    )
 
 
 _INDEXABLE = (np.ndarray, list, tuple, dict, str, range)

@@ -211,6 +211,8 @@ _MATRIX = np.arange(6.0).reshape(2, 3) / 7.0
         (cases.r_of_arrays_and_numbers, _VECTOR),
         (cases.c_of_columns, _VECTOR),
         (cases.r_and_c_of_matrices, _MATRIX),
+        (cases.r_of_an_array_and_a_range, _VECTOR),
+        (cases.c_of_a_column_and_a_range, _VECTOR),
         (cases.subscript_of_a_user_class, 1.5),
         (cases.subscripts_of_a_user_class_by_computed_values, 1.5),
         (cases.lookup_by_a_computed_integer_index, _VECTOR),

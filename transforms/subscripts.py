@@ -76,8 +76,8 @@ class _Rewriter(cst.CSTTransformer):
         out: list[cst.BaseStatement] = []
         indexer = self.resolver.resolve(subscript.value)
         elements = [element.slice for element in subscript.slice]
-        if any(indexer is concatenator for concatenator in INDEX_CONCATENATORS) and all(isinstance(e, cst.Index) for e in elements):
-            parts = self.temporary(cst.Tuple([cst.Element(e.value) for e in elements]), origin, out)
+        if any(indexer is concatenator for concatenator in INDEX_CONCATENATORS):
+            parts = self.temporary(cst.Tuple([cst.Element(self.part(e, statement, origin, out)) for e in elements]), origin, out)
             value = cst.Call(_runtime("index_concatenate"), [cst.Arg(subscript.value), cst.Arg(parts)])
         else:
             if len(elements) == 1 and isinstance(elements[0], cst.Index):
@@ -97,6 +97,29 @@ class _Rewriter(cst.CSTTransformer):
         out.append(replaced)
         self.changed = True
         return out
+
+    def part(self, element: cst.BaseSlice, statement, origin, out: list) -> cst.BaseExpression:
+        """An element of `np.r_[...]`: a value as it is; a slice (a range of constants, `1:3`)
+        as the slice object numpy receives, made by a statement of its own."""
+        if isinstance(element, cst.Index):
+            if isinstance(element.value, cst.SimpleString):
+                raise UnsupportedError(
+                    self.normalized.location(statement), "np.r_/np.c_ directive string",
+                    "a directive ('r', '0,2', ...) among differentiable values is not supported; "
+                    "use np.concatenate, np.stack or np.column_stack",
+                )
+            return element.value
+        bounds = [element.lower, element.upper, element.step]
+        if any(name in self.active for bound in bounds if bound is not None for name in syntax.variables_read(bound)):
+            raise UnsupportedError(
+                self.normalized.location(statement), "slice bound computed from a differentiable value",
+                "a range in np.r_/np.c_ carries no derivative; compute its bounds as ints first",
+            )
+        made = cst.Call(
+            cst.Attribute(_runtime("builtins"), cst.Name("slice")),
+            [cst.Arg(bound if bound is not None else cst.Name("None")) for bound in bounds],
+        )
+        return self.temporary(made, origin, out)
 
     def temporary(self, value: cst.BaseExpression, origin, out: list, base: str | None = None) -> cst.Name:
         name = self.namer.fresh(base) if base else self.namer.temporary()

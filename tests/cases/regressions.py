@@ -423,3 +423,11 @@ def slices_a_user_object_by_a_differentiable_bound(v):
 def unused_r_(x):
     unused = np.r_[x, x * 2.0]  # noqa: F841
     return np.sum(x)
+
+
+def r_of_an_array_and_a_range(x):
+    return np.sum(np.r_[x, 1:3, x * 2.0, 0:1:3j] * np.arange(9.0))
+
+
+def c_of_a_column_and_a_range(x):
+    return np.sum(np.c_[x, 0:3] * np.arange(6.0).reshape(3, 2))
