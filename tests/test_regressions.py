@@ -301,3 +301,12 @@ def test_a_primitive_with_a_rule_is_differentiated_directly():
     assert cpsgrad.grad(np.sqrt)(4.0) == 0.25
     assert cpsgrad.grad(math.atan2, argnums=(0, 1))(1.0, 2.0) == (0.4, -0.2)
     assert cpsgrad.value_and_grad(np.tanh)(0.5) == (np.tanh(0.5), 1.0 - np.tanh(0.5) ** 2)
+
+
+def test_std_of_single_values_has_gradient_zero_not_nan():
+    # the std of one value is 0 whatever the value, but its gradient was 0 / 0 = NaN (found by
+    # autograd's test suite, test_systematic.py::test_std, benchmarks/peers/)
+    assert cpsgrad.grad(cases.std_of_one_value)(3.5) == 0.0
+    assert cpsgrad.grad(cases.std_of_one_value)(np.array(0.5)).tolist() == 0.0
+    np.testing.assert_array_equal(cpsgrad.grad(cases.std_of_single_rows)(np.array([[0.5, -1.0, 2.0]])), np.zeros((1, 3)))
+    assert not check_grad(cases.std_of_single_rows, np.array([[0.5, -1.0, 2.0]])).skipped

@@ -43,6 +43,8 @@ def classify(excinfo) -> dict:
         return {"class": "refused-order", "kind": type(error).__name__, "message": message}
     if isinstance(error, _shim.InternalCrash):
         return {"class": "crash", "kind": "InternalCrash", "message": message}
+    if getattr(error, "__peer_function_fails__", False):
+        return {"class": "error", "kind": type(error).__name__, "message": "the function itself raises: " + message}
     frames = [entry.path for entry in excinfo.traceback]
     inside = any(_in_cpsgrad(str(f)) for f in frames)
     if isinstance(error, AssertionError):

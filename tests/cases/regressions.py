@@ -414,3 +414,11 @@ def calls_the_redefined_helper(v):
 
 def sum_of_np_sin(x):
     return np.sum(np.sin(x))
+
+
+def std_of_one_value(x):
+    return np.std(x) * 3.0
+
+
+def std_of_single_rows(x):
+    return np.sum(np.std(x, axis=0, keepdims=True) * np.array([[1.0, 2.0, 3.0]]))

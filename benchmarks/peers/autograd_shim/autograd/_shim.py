@@ -14,6 +14,8 @@ drains after each test:
 - ``wrong``: a gradient that disagrees with finite differences (also after a more careful
   Richardson-extrapolated difference), or of the wrong structure, shape or dtype, or an
   argument changed in place;
+- ``kink``: they disagree, but so do the one-sided differences: x is at a kink, where the
+  gradient is a convention (cpsgrad's `abs'(0) = 1` is JAX's; autograd's is 0);
 - ``crash``: any other exception from cpsgrad while the function itself runs fine.
 
 Nothing here changes the numbers: the function is called as the test wrote it.
@@ -232,6 +234,17 @@ def _careful_difference(function, x, direction) -> list[float]:
     return estimates
 
 
+def _kinked(function, x, direction) -> bool:
+    """Whether the forward and backward differences along `direction` disagree (a kink at x)."""
+    base = function(x)
+    for h in (1e-4, 1e-6):
+        forward = (function(tree_map(lambda p, d, h=h: p + h * d, x, direction)) - base) / h
+        backward = (base - function(tree_map(lambda p, d, h=h: p - h * d, x, direction))) / h
+        if abs(forward - backward) > 1e-3 * max(1.0, abs(forward) + abs(backward)):
+            return True
+    return False
+
+
 def _location() -> str:
     """The test's frame that called the shim: file:line."""
     for frame in reversed(traceback.extract_stack()[:-1]):
@@ -312,6 +325,10 @@ def vjp_check(fun, argnum, args, kwargs) -> None:
     if any(_scalar_close(c, analytic, tol=1e-5, rtol=1e-5) for c in careful):
         _record("passed", note="agrees with the Richardson difference only")
         return
+    if _kinked(scalar, x, direction):
+        _record("kink", note="one-sided differences disagree: a kink, where any subgradient is a convention",
+                analytic=analytic, numeric=numeric)
+        return
     _record("wrong", reason="disagrees with finite differences", analytic=analytic, numeric=numeric,
             careful=careful, fun=getattr(fun, "__qualname__", repr(fun)), argnum=list(positions),
             args=_describe(args), kwargs={k: _describe(w) for k, w in kwargs.items()})
@@ -353,6 +370,7 @@ def _crash_or_reraise(error, fun, args, kwargs):
     try:
         fun(*args, **kwargs)
     except Exception:  # noqa: BLE001 - the function itself fails: the error is the test's
+        error.__peer_function_fails__ = True
         raise error from None
     raise InternalCrash(f"{type(error).__name__}: {error}") from error
 
