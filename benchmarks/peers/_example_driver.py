@@ -9,6 +9,7 @@ example (`_Enough`), so no iteration count needs patching. matplotlib is a stub 
 drawn) and the network is closed (an example that downloads data is reported as such).
 """
 
+import functools
 import pickle
 import runpy
 import sys
@@ -67,6 +68,7 @@ def main(example: str, out: str, steps: int) -> None:
 
     def record(made):
         def wrap(function):
+            @functools.wraps(function)  # keeps the shim's marks (__peer_gradient__)
             def recording(*args, **kwargs):
                 if len(recorded) >= steps:
                     raise _Enough

@@ -61,14 +61,14 @@ class WrongGradient(AssertionError):
 
 
 def unsupported(name: str):
-    """A stand-in for an autograd API the shim cannot express: importing it works, using it raises."""
+    """A stand-in for an autograd API the shim cannot express: importing it works; calling it or
+    subclassing it (autograd.tracer.Node) raises ShimUnsupported."""
 
-    def stand_in(*args, **kwargs):
+    def refuse(*args, **kwargs):
         raise ShimUnsupported(f"autograd API {name} has no cpsgrad counterpart")
 
-    stand_in.__name__ = name.rsplit(".", 1)[-1]
-    stand_in.__peer_unsupported__ = name
-    return stand_in
+    return type(name.rsplit(".", 1)[-1], (), {"__new__": refuse, "__init_subclass__": classmethod(refuse),
+                                             "__peer_unsupported__": name})
 
 
 def unsupported_module(name: str, **present) -> types.ModuleType:
