@@ -849,11 +849,14 @@ def var_adjoint(adjoint, x, axis, ddof, keepdims: bool):
 
 
 def std_adjoint(adjoint, x, result, axis, ddof, keepdims: bool):
-    """`np.std` backward: (x - mean) / ((n - ddof) std), times the adjoint (NaN where std is 0)."""
+    """`np.std` backward: (x - mean) / ((n - ddof) std), times the adjoint (NaN where std is 0,
+    except the std of single values, constant 0, whose derivative is 0)."""
     if is_zero(adjoint):
         return 0.0
     values = np.asarray(x)
     count = math.prod(values.shape[a] for a in _axes(axis, values.ndim))
+    if count == 1 and ddof == 0:  # the std of one value is 0 whatever it is: its derivative is 0, not 0 / 0
+        return _spread(np.zeros_like(values, dtype=np.result_type(values, float)), x)
     centered = values - values.mean(axis=axis, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = _kept(adjoint, values.ndim, axis, keepdims) / ((count - ddof) * _kept(result, values.ndim, axis, keepdims))

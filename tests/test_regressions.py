@@ -316,3 +316,12 @@ def test_an_unused_index_concatenation_passes_the_symbolic_zero():
     value, gradient = cpsgrad.value_and_grad(cases.unused_r_)(_VECTOR)
     assert value == cases.unused_r_(_VECTOR)
     assert np.array_equal(gradient, np.ones(3))
+
+
+def test_std_of_single_values_has_gradient_zero_not_nan():
+    # the std of one value is 0 whatever the value, but its gradient was 0 / 0 = NaN (found by
+    # autograd's test suite, test_systematic.py::test_std, benchmarks/peers/)
+    assert cpsgrad.grad(cases.std_of_one_value)(3.5) == 0.0
+    assert cpsgrad.grad(cases.std_of_one_value)(np.array(0.5)).tolist() == 0.0
+    np.testing.assert_array_equal(cpsgrad.grad(cases.std_of_single_rows)(np.array([[0.5, -1.0, 2.0]])), np.zeros((1, 3)))
+    assert not check_grad(cases.std_of_single_rows, np.array([[0.5, -1.0, 2.0]])).skipped

@@ -70,6 +70,7 @@ class Spec:
 
 S = Spec
 M = (3, 4)  # the usual matrix
+SPREAD = np.array([[6.0, 0.0, 0.0, 0.0], [0.0, 4.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0]])  # singular values 6, 4, 2
 P = (0.2, 2.0)  # a positive domain
 UNIT = (-0.9, 0.9)
 
@@ -188,6 +189,19 @@ SPECS = [
     S("norm Frobenius", lambda x, w: np.linalg.norm(x) * w, [M], apart=True),
     S("norm axis keepdims", lambda x, w: np.sum(np.linalg.norm(x, axis=1, keepdims=True) * w), [M], apart=True),
     S("norm ord 2 axis", lambda x, w: np.sum(np.linalg.norm(x, 2, 0) * w), [M], apart=True),
+    S("norm ord 3 vector", lambda x, w: np.linalg.norm(x, 3) * w, [(5,)], apart=True),
+    S("norm ord 1 axis", lambda x, w: np.sum(np.linalg.norm(x, 1, axis=1) * w), [M], apart=True),
+    S("norm ord 0.5 axis keepdims", lambda x, w: np.sum(np.linalg.norm(x, 0.5, 0, True) * w), [M], (0.5, 2.0), apart=True),
+    S("norm ord inf vector", lambda x, w: np.linalg.norm(x, np.inf) * w, [(5,)], apart=True),
+    S("norm ord -inf axis", lambda x, w: np.sum(np.linalg.norm(x, -np.inf, axis=0) * w), [M], apart=True),
+    # matrix norms of SVDs: x plus a matrix of distinct singular values 6, 4, 2, x small, so that
+    # they stay distinct and nonzero (where they meet the norm has a kink)
+    S("norm nuclear", lambda x, w: np.linalg.norm(x + SPREAD, "nuc") * w, [M], (-0.5, 0.5)),
+    S("norm nuclear axes", lambda x, w: np.sum(np.linalg.norm(x + SPREAD[:, None, :], "nuc", axis=(0, 2)) * w),
+      [(3, 2, 4)], (-0.5, 0.5)),
+    S("norm matrix 2", lambda x, w: np.linalg.norm(x + SPREAD, 2) * w, [M], (-0.5, 0.5)),
+    S("norm matrix -2 keepdims", lambda x, w: np.sum(np.linalg.norm(x + SPREAD[:, :3], -2, (1, 2), True) * w),
+      [(2, 3, 3)], (-0.5, 0.5)),
     S("trace", lambda x, w: np.trace(x) * w, [M]),
     S("trace offset", lambda x, w: np.trace(x, 1) * w, [M]),
     S("trace axes", lambda x, w: np.sum(np.trace(x, 0, 0, 2) * w), [(3, 2, 4)]),

@@ -431,3 +431,11 @@ def r_of_an_array_and_a_range(x):
 
 def c_of_a_column_and_a_range(x):
     return np.sum(np.c_[x, 0:3] * np.arange(6.0).reshape(3, 2))
+
+
+def std_of_one_value(x):
+    return np.std(x) * 3.0
+
+
+def std_of_single_rows(x):
+    return np.sum(np.std(x, axis=0, keepdims=True) * np.array([[1.0, 2.0, 3.0]]))
