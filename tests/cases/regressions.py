@@ -439,3 +439,49 @@ def std_of_one_value(x):
 
 def std_of_single_rows(x):
     return np.sum(np.std(x, axis=0, keepdims=True) * np.array([[1.0, 2.0, 3.0]]))
+
+
+def product_plus_first(a, b):
+    return a * b + a
+
+
+def alternating_helpers_with_one_array_twice(x):
+    s = 0.0
+    for i in range(4):
+        s = s + np.sum(product_plus_first(x, x) if i % 2 else twice(x, x))
+    return s
+
+
+def passes_its_parameters_on_swapped_and_twice(a, b):
+    return product_plus_first(b, a) + product_plus_first(a, a)
+
+
+def helper_of_a_helper_with_one_array_twice(x):
+    return np.sum(passes_its_parameters_on_swapped_and_twice(x, x) * x)
+
+
+def aliases_by_name(x):
+    y = x
+    return np.sum(product_plus_first(x, y) * product_plus_first(y, x))
+
+
+def rotating(a, b, c, n):
+    if n == 0:
+        return a * b * c
+    return rotating(c, a, b, n - 1) * 0.5 + b
+
+
+def recursion_rotating_one_array_in_two_of_three(x):
+    return np.sum(rotating(x, x * 1.0, x, 4))
+
+
+def containers_holding_one_array_twice(x):
+    return np.sum(_list_product([x, x]) * _dict_product({"a": x, "b": x}))
+
+
+def _list_product(values):
+    return values[0] * values[1] + values[0]
+
+
+def _dict_product(values):
+    return values["a"] * values["b"] - values["a"]
