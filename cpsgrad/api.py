@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cpsgrad import nn_backward, runtime, runtime_device
+from cpsgrad import nn_backward, nonfinite, runtime, runtime_device
 from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import device_of
@@ -222,9 +222,10 @@ class _Runner:
     """Runs the derivative program of one function and `argnums`, keeping its transforms at hand
     (one per kind of arguments: Python numbers get a program without array handling)."""
 
-    def __init__(self, function, argnums: tuple[int, ...]):
+    def __init__(self, function, argnums: tuple[int, ...], debug_nans: bool = False):
         self.function = function
         self.argnums = argnums
+        self.debug_nans = debug_nans or nonfinite.from_environment()
         self.programs: dict[tuple[str, ...], pipeline.Transformed] = {}
         self.parameters = source.parameter_names(function)
 
@@ -246,7 +247,10 @@ class _Runner:
         _deep.enter()
         loans = runtime.open_loans()  # adjoints lent to callees (runtime_arrays.lend) live one run only
         try:
-            result = transformed.program(*args, _reset)
+            if self.debug_nans:
+                result, watch = nonfinite.run(transformed.program, args, _reset)
+            else:
+                result = transformed.program(*args, _reset)
         except RecursionError:
             raise DepthLimitError(
                 f"{self.function.__qualname__} ran deeper than the Python tier's limit of "
@@ -258,10 +262,12 @@ class _Runner:
             nn_backward.clear()  # adjoints an op kept for its next input's helper live one run only
             runtime.close_loans(loans)
         gradients = _gradients(args, differentiated, result[1:])
+        if self.debug_nans:
+            nonfinite.check_result(self.function, self.parameters, args, result[0], gradients, differentiated, watch)
         return result[0], gradients
 
 
-def _runner(function, argnums: tuple[int, ...]):
+def _runner(function, argnums: tuple[int, ...], debug_nans: bool = False):
     """What runs `function`'s derivative program: a `_Runner`, or for a primitive with a rule
     (`cpsgrad.grad(np.sqrt)`), one per number of arguments, of a one-line function calling it."""
     if function in TABLE:
@@ -272,12 +278,12 @@ def _runner(function, argnums: tuple[int, ...]):
         def run(args, kwargs):
             found = runners.get(len(args))
             if found is None:
-                found = runners[len(args)] = _Runner(primitive_caller(function, len(args)), argnums)
+                found = runners[len(args)] = _Runner(primitive_caller(function, len(args)), argnums, debug_nans)
             return found(args, kwargs)
 
         return run
     source.unwrap(function)
-    return _Runner(function, argnums)
+    return _Runner(function, argnums, debug_nans)
 
 
 def original(function):
@@ -293,19 +299,19 @@ def _refuse_nested(function) -> None:
         )
 
 
-def value_and_grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
+def value_and_grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0, debug_nans: bool = False):
     """`function`'s value and its gradient with respect to the positional arguments `argnums`.
 
     Returns a function taking `function`'s arguments and returning `(value, gradient)`; the
     gradient is one value for an int `argnums`, a tuple for a tuple. Usable as a decorator,
-    with or without arguments.
+    with or without arguments. `debug_nans` is as for `grad`.
     """
     if function is None:
-        return functools.partial(value_and_grad, argnums=argnums)
+        return functools.partial(value_and_grad, argnums=argnums, debug_nans=debug_nans)
     _refuse_nested(function)
     wanted = _argnums(argnums)
 
-    run = _runner(function, wanted)
+    run = _runner(function, wanted, debug_nans)
 
     @functools.wraps(function)
     def value_and_gradient(*args, **kwargs):
@@ -316,7 +322,7 @@ def value_and_grad(function: Callable | None = None, argnums: int | tuple[int, .
     return value_and_gradient
 
 
-def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
+def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0, debug_nans: bool = False):
     """The gradient of a scalar-valued `function` with respect to its positional arguments `argnums`.
 
     ::
@@ -328,13 +334,23 @@ def grad(function: Callable | None = None, argnums: int | tuple[int, ...] = 0):
 
     The function is transformed into continuation-passing style once (per function and
     `argnums`) and the generated program is reused; `cpsgrad.show(f)` prints it.
+
+    With `debug_nans=True` (or the environment variable `CPSGRAD_DEBUG_NANS=1` set when the
+    gradient function is made), each run is watched, line by line, and the first statement of
+    the derivative program that makes a NaN or an infinity from finite values raises
+    `cpsgrad.NonFiniteError`: the user's `file:line:col` it came from, forward or backward pass,
+    the values it read and made, and the generated line as `cpsgrad show` prints it. A value
+    that was already non-finite (an argument, a global) is not blamed on the lines that hand it
+    on; if the value or a gradient comes out non-finite anyway, the error's phase is "input"
+    and it names the arguments that were. Watched runs are many times slower
+    (`cpsgrad.nonfinite`); runs without it are unchanged.
     """
     if function is None:
-        return functools.partial(grad, argnums=argnums)
+        return functools.partial(grad, argnums=argnums, debug_nans=debug_nans)
     _refuse_nested(function)
     wanted = _argnums(argnums)
 
-    run = _runner(function, wanted)
+    run = _runner(function, wanted, debug_nans)
 
     @functools.wraps(function)
     def gradient(*args, **kwargs):

@@ -54,3 +54,38 @@ class ArgumentError(CpsgradError):
 
 class DepthLimitError(CpsgradError):
     """A loop or recursion ran deeper than the Python tier's continuation depth limit."""
+
+
+class NonFiniteError(CpsgradError):
+    """`debug_nans`: a value of the derivative program is NaN or infinite.
+
+    `phase` is "forward" or "backward" where a statement made a non-finite value from finite
+    ones (`location` is the user's statement it came from, `statement` the generated line that
+    `cpsgrad show` prints, `inputs` and `results` the values it read and made, shortened), or
+    "input" where no statement did: a value was already non-finite when the program read it
+    (`inputs` then names the arguments that were, and `location` and `statement` the first
+    statement that saw a non-finite value, if any did).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        phase: str,
+        location: SourceLocation | None,
+        source_line: str | None,
+        statement: str | None,
+        program: str | None,
+        program_line: int | None,
+        inputs: dict[str, str],
+        results: dict[str, str],
+    ):
+        super().__init__(message)
+        self.phase = phase
+        self.location = location
+        self.source_line = source_line
+        self.statement = statement
+        self.program = program
+        self.program_line = program_line
+        self.inputs = inputs
+        self.results = results

@@ -57,10 +57,30 @@ class _Backward:
     extra: dict = field(default_factory=dict)
     adjoints: dict[str, str] = field(default_factory=dict)  # active operand version -> adjoint
     lines: range = range(0)  # the forward's lines in the block's output
+    origin: object = None  # the user's statement's SourceLocation (Lines: provenance)
 
     def source(self, atom) -> str | None:
         """The adjoint an operand accumulates into, or None when it is inactive or constant."""
         return self.adjoints.get(atom.value) if isinstance(atom, cst.Name) else None
+
+
+class Lines(list):
+    """The generated lines, each remembering where it came from (`origins`, aligned): the
+    SourceLocation of the user's statement (or None) and the pass, "forward" or "backward",
+    that the generator was emitting (`Generator.origin`). Only `cpsgrad.debug_nans` reads it."""
+
+    def __init__(self, generator: Generator, lines=()):
+        super().__init__(lines)
+        self.generator = generator
+        self.origins: list[tuple] = [generator.origin] * len(self)
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        self.origins.append(self.generator.origin)
+
+    def extend(self, lines) -> None:
+        super().extend(lines)
+        self.origins.extend(lines.origins if isinstance(lines, Lines) else [self.generator.origin] * len(lines))
 
 
 class _WithoutUnbroadcast(cst.CSTTransformer):
@@ -131,6 +151,8 @@ class Generator:
         self.out = self.namer.fresh(naming.RESULT)
         self.k = program.continuation_name
         self.namespace: dict[str, object] = {}
+        self.origin: tuple = (None, "forward")  # what the lines emitted now come from (Lines)
+        self.origins: list[tuple] = []  # after generate: per line of its text, (SourceLocation | None, pass)
         self.free_adjoints = self._free_adjoints()
         # in a program that other programs call (`borrows`), differentiated parameters never
         # reassigned: their adjoint's first contribution goes into what the caller lent for them
@@ -227,11 +249,14 @@ class Generator:
     def generate(self) -> str:
         function = self.program.function
         name = naming.cps_function(function.name)
-        lines = [f"def {name}({', '.join([*function.parameters, self.k])}):"]
+        lines = Lines(self, [f"def {name}({', '.join([*function.parameters, self.k])}):"])
         for continuation in self.program.continuations:
+            self.origin = (None, "forward")
             lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
             self.continuation(continuation, 2, lines)
+        self.origin = (None, "forward")
         self.continuation(function, 1, lines)
+        self.origins = [origin for line, origin in zip(lines, lines.origins, strict=True) for _ in range(line.count("\n") + 1)]
         return "\n".join(lines) + "\n"
 
     def continuation(self, continuation: Continuation, depth: int, lines: list[str]) -> None:
@@ -258,12 +283,15 @@ class Generator:
         if not returns:
             return {}, False
         for record in reversed(self.fuse(records, lines, start)):
+            self.origin = (record.origin, "backward")
             self.backward(record, defined, pad, lines)
         return defined, True
 
     # -- tails -------------------------------------------------------------------------------
     def tail(self, tail, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         pad = "    " * depth
+        # a tail's lines hand values on and bind the adjoints that come back
+        self.origin = (self.normalized.location(getattr(tail, "statement", None) or getattr(tail, "origin", None)), "backward")
         if isinstance(tail, Raise):
             lines.append(pad + syntax.code(self.rename(tail.statement, frame)).strip())
             return {}, False
@@ -362,10 +390,11 @@ class Generator:
     def branch(self, branch: Branch, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         pad = "    " * depth
         lines.append(f"{pad}if {syntax.code(self.rename(branch.test, frame))}:")
-        then_lines: list[str] = []
+        then_lines = Lines(self)
         then_defined, then_returns = self.block(branch.then, frame.copy(), depth + 1, then_lines)
-        else_lines: list[str] = []
+        else_lines = Lines(self)
         else_defined, else_returns = self.block(branch.orelse, frame.copy(), depth + 1, else_lines)
+        self.origin = (None, "backward")
         outer = self.visible_adjoints(frame)
         merged: set[str] = set()
         for returns, defined in ((then_returns, then_defined), (else_returns, else_defined)):
@@ -391,6 +420,8 @@ class Generator:
 
     # -- forward statements ------------------------------------------------------------------
     def forward(self, statement, frame: _Frame, pad: str, lines: list[str], records: list[_Backward]) -> None:
+        location = self.normalized.location(statement)
+        self.origin = (location, "forward")
         if isinstance(statement, cst.If):
             self.inline_if(statement, frame, pad, lines)
             return
@@ -409,7 +440,7 @@ class Generator:
             versions = [self.new_version(frame, v) for v in variables]
             lines.append(f"{pad}{_targets(versions)} = {syntax.code(value)}")
             if source is not None and any(self.is_active_variable(v) for v in variables):
-                records.append(_Backward("unpack", versions, [value], adjoints={value.value: source}))
+                records.append(_Backward("unpack", versions, [value], adjoints={value.value: source}, origin=location))
             return
         variable = target.value
         first = len(lines)
@@ -421,6 +452,7 @@ class Generator:
         lines.append(f"{pad}{version} = {syntax.code(value)}")
         if record is not None:
             record.target = version
+            record.origin = location
             record.lines = range(first, len(lines))
             records.append(record)
 
@@ -620,7 +652,7 @@ class Generator:
                     extra["probabilities"] = group.picked.sources[0]
                     extra["index"] = _index_code(group.picked)
                 kind = "softmax"
-            replaced[id(group.output)] = _Backward(kind, group.output.target, [group.logits], adjoints={group.logits.value: source}, extra=extra)
+            replaced[id(group.output)] = _Backward(kind, group.output.target, [group.logits], adjoints={group.logits.value: source}, extra=extra, origin=group.output.origin)
         if not replaced:
             return records
         return [replaced.get(id(record), record) for record in records if replaced.get(id(record), record) is not None]

@@ -10,6 +10,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from cpsgrad import nonfinite
 from cpsgrad.errors import ArgumentError, CpsgradError
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime_closures import DEFINITIONS
@@ -283,6 +284,9 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     )
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
     compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free)
+    # where each line came from, for debug_nans: the header and the wrapper's def, the body, its return
+    before = final.count("\n") - body.count("\n") - 1
+    nonfinite.register(compiled, wrapper, filename, final, [(None, "forward")] * before + generator.origins + [(None, "forward")])
     stages = {
         "normalize": syntax.code(front.normalized.definition),
         "cps": cps.render(program),
