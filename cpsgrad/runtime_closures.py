@@ -10,7 +10,9 @@ Python's closure wherever it goes. Its adjoint is a `SequenceAdjoint` aligned wi
 from __future__ import annotations
 
 import functools
+import threading
 import types
+import weakref
 from dataclasses import dataclass, field
 
 __all__ = ["make_function", "make_partial"]
@@ -30,6 +32,7 @@ class Definition:
     keyword_defaults: tuple[str, ...]  # the keyword-only parameters with defaults, in order
     source: object = field(repr=False)  # transforms.source.FunctionSource of the definition
     location: object = None
+    programs: dict = field(default_factory=dict, repr=False, compare=False)  # its programs (transforms.pipeline._CACHE)
     default_names: tuple[str, ...] = field(init=False)  # parameters with defaults, in environment order
     own_index: int = field(init=False)  # the function's own slot among its free variables, or -1
 
@@ -43,8 +46,59 @@ class Definition:
         return f"<definition of {self.qualname} at {self.location}>"
 
 
+class Definitions:
+    """code object -> its Definition, for the nested functions of the functions cpsgrad
+    transformed, by the code object's identity (equal code objects of two functions are two
+    entries), holding neither: an entry lasts while something else holds its Definition (the
+    programs that make its functions, and its own programs, `pipeline._CACHE`), so transforming
+    many functions and dropping them frees their definitions. The latest Definition of a code
+    object that is still held is the one found."""
+
+    def __init__(self):
+        self._entries: dict[int, list[weakref.ref]] = {}  # id(code) -> weak Definitions, oldest first
+        self._dead: list[int] = []  # keys with a Definition gone, swept at the next registration
+        self._lock = threading.Lock()
+
+    def __setitem__(self, code: types.CodeType, definition: Definition) -> None:
+        key = id(code)  # the Definition holds its code: the id is not reused while it is held
+        # a weak reference's callback may run inside any allocation, this method's too: it only
+        # notes the key (a list append), and registrations sweep
+        reference = weakref.ref(definition, lambda _, key=key: self._dead.append(key))
+        with self._lock:
+            while self._dead:
+                dead = self._dead.pop()
+                held = self._entries.get(dead)
+                if held is not None:
+                    held[:] = [r for r in held if r() is not None]
+                    if not held:
+                        del self._entries[dead]
+            self._entries.setdefault(key, []).append(reference)
+
+    def get(self, code, default=None):
+        held = self._entries.get(id(code))
+        if held:
+            for reference in reversed(held[:]):
+                definition = reference()
+                if definition is not None and definition.code is code:
+                    return definition
+        return default
+
+    def __contains__(self, code) -> bool:
+        return self.get(code) is not None
+
+    def __getitem__(self, code) -> Definition:
+        definition = self.get(code)
+        if definition is None:
+            raise KeyError(code)
+        return definition
+
+    def __len__(self) -> int:
+        return sum(1 for held in list(self._entries.values()) if any(r() is not None for r in held))
+
+
 #: code object -> its Definition, for every nested function of a function cpsgrad transformed
-DEFINITIONS: dict[types.CodeType, Definition] = {}
+#: whose programs are still held (weakly: `Definitions`)
+DEFINITIONS = Definitions()
 
 
 def make_function(definition: Definition, environment: tuple) -> types.FunctionType:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import types
+import weakref
 
 from cpsgrad import runtime
 
@@ -29,7 +30,7 @@ def wrapper_parameters(free: tuple[str, ...], helpers: dict) -> list[str]:
 def compile_program(text: str, filename: str, wrapper: str, entry: str, function: types.FunctionType, helpers: dict, free: tuple[str, ...]) -> types.FunctionType:
     """Compile `text` (exactly what `cpsgrad show` prints) and return its function `entry`."""
     lines = text.splitlines(keepends=True)
-    linecache.cache[filename] = (len(text), None, lines, filename)
+    kept = linecache.cache[filename] = (len(text), None, lines, filename)
     scratch: dict = {}
     exec(compile(text, filename, "exec"), scratch)  # noqa: S102 - the program cpsgrad generated
     names = wrapper_parameters(free, helpers)
@@ -38,4 +39,11 @@ def compile_program(text: str, filename: str, wrapper: str, entry: str, function
     own = {RUNTIME_NAME: runtime, **helpers}
     user_cells = dict(zip(function.__code__.co_freevars, function.__closure__ or (), strict=True))
     cells = tuple(user_cells[n] if n in user_cells else types.CellType(own[n]) for n in code.co_freevars)
+    # the text stays in linecache (tracebacks, inspect) while the program lives
+    weakref.finalize(code, _forget_lines, filename, kept)
     return types.FunctionType(code, function.__globals__, entry, None, cells)
+
+
+def _forget_lines(filename: str, kept: tuple) -> None:
+    if linecache.cache.get(filename) is kept:  # not a later program's of the same name
+        del linecache.cache[filename]

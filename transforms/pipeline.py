@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import types
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -78,8 +77,32 @@ class Transformed:
         return self.stages[stage]
 
 
-# function -> {(argnums, kinds, every_parameter): Transformed}; weak, so a redefined or deleted function frees its program
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+class _Programs:
+    """function (or a nested function's Definition) -> {(argnums, kinds, every_parameter):
+    Transformed}, kept on the key itself: a function's in its `__dict__` (under `ATTRIBUTE`), a
+    Definition's in its `programs`. A program holds its function, so a table outside both would
+    keep every function ever transformed (a WeakKeyDictionary too: its values would hold its
+    keys); kept on the key, a function and its programs are freed together when nothing else
+    holds them, and nothing here grows with the number of functions transformed."""
+
+    ATTRIBUTE = "__cpsgrad_programs__"
+
+    def get(self, key, default=None):
+        if isinstance(key, types.FunctionType):
+            return key.__dict__.get(self.ATTRIBUTE, default)
+        if isinstance(key, types.CodeType):  # a nested function's code: its live Definition's
+            key = DEFINITIONS.get(key)
+            if key is None:
+                return default
+        return key.programs
+
+    def setdefault(self, key, default):
+        if isinstance(key, types.FunctionType):
+            return key.__dict__.setdefault(self.ATTRIBUTE, default)
+        return key.programs
+
+
+_CACHE = _Programs()
 
 
 def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None, every_parameter: bool = False) -> Transformed:
@@ -100,8 +123,10 @@ def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...
 def _cache_key(function: types.FunctionType, every_parameter: bool):
     """A nested function's program, as calls from programs run it, takes what it captured as
     parameters: one program serves every function made from its code object."""
-    if every_parameter and function.__code__ in DEFINITIONS:
-        return function.__code__
+    if every_parameter:
+        definition = DEFINITIONS.get(function.__code__)
+        if definition is not None:
+            return definition
     return function
 
 
