@@ -77,19 +77,35 @@ class Transformed:
         return self.stages[stage]
 
 
+class _Held(dict):
+    """One function's programs, in its `__dict__`. Pickled (cloudpickle pickles a function's
+    `__dict__`), or copied onto another function (`functools.wraps` copies `__dict__`), it is
+    an empty table of no function: programs stay with the function they were made for."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner=None):
+        super().__init__()
+        self.owner = owner
+
+    def __reduce__(self):
+        return (_Held, ())
+
+
 class _Programs:
     """function (or a nested function's Definition) -> {(argnums, kinds, every_parameter):
-    Transformed}, kept on the key itself: a function's in its `__dict__` (under `ATTRIBUTE`), a
-    Definition's in its `programs`. A program holds its function, so a table outside both would
-    keep every function ever transformed (a WeakKeyDictionary too: its values would hold its
-    keys); kept on the key, a function and its programs are freed together when nothing else
-    holds them, and nothing here grows with the number of functions transformed."""
+    Transformed}, kept on the key itself: a function's in its `__dict__` (under `ATTRIBUTE`, a
+    `_Held`), a Definition's in its `programs`. A program holds its function, so a table beside
+    them would keep every function ever transformed (a WeakKeyDictionary too: its values would
+    hold its keys); kept on the key, a function and its programs are freed together when
+    nothing else holds them, and nothing here grows with the number of functions transformed."""
 
     ATTRIBUTE = "__cpsgrad_programs__"
 
     def get(self, key, default=None):
         if isinstance(key, types.FunctionType):
-            return key.__dict__.get(self.ATTRIBUTE, default)
+            held = key.__dict__.get(self.ATTRIBUTE)
+            return held if type(held) is _Held and held.owner is key else default
         if isinstance(key, types.CodeType):  # a nested function's code: its live Definition's
             key = DEFINITIONS.get(key)
             if key is None:
@@ -98,7 +114,10 @@ class _Programs:
 
     def setdefault(self, key, default):
         if isinstance(key, types.FunctionType):
-            return key.__dict__.setdefault(self.ATTRIBUTE, default)
+            held = self.get(key)
+            if held is None:
+                held = key.__dict__[self.ATTRIBUTE] = _Held(key)
+            return held
         return key.programs
 
 
