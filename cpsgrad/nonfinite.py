@@ -27,9 +27,10 @@ object of the compiled program, weakly (a dict keyed by the code's id, emptied b
 reference's callback when the program goes). Programs run without `debug_nans` are the same
 code at the same speed: the tracer is installed only around a debugged run.
 
-Watching a run changes no value: the tracer holds references to the values a line read while
-it runs, which only makes `runtime_arrays.accumulate` allocate where it would have added in
-place (the same sums, in the same order).
+Watching a run changes values only by rounding: CPython 3.11 calls a Python tracer with the
+frame's locals copied into its `f_locals` dict, which then holds a reference to every local, so
+`runtime_arrays.accumulate` allocates where it would have added in place and `lend` does not
+lend (both read reference counts): the same contributions, some summed in another order.
 """
 
 from __future__ import annotations

@@ -128,12 +128,13 @@ def test_a_non_finite_value_that_never_reaches_the_results_is_not_an_error():
     np.testing.assert_array_equal(debugged, [2.0, 0.0, 6.0])
 
 
-def test_watched_runs_give_the_same_values_and_gradients():
+def test_watched_runs_give_the_same_values_and_gradients_up_to_rounding():
     x = np.linspace(-1.0, 1.0, 7)
     plain = cpsgrad.value_and_grad(cases.everything_finite)(x, 4)
     watched = cpsgrad.value_and_grad(cases.everything_finite, debug_nans=True)(x, 4)
-    assert plain[0] == watched[0]
-    np.testing.assert_array_equal(plain[1], watched[1])
+    assert plain[0] == watched[0]  # the forward pass is the same operations on the same values
+    # adjoints added in place or lent to callees unwatched are copied when watched (nonfinite's docstring)
+    np.testing.assert_allclose(plain[1], watched[1], rtol=1e-13, atol=1e-15)
 
 
 def test_value_and_grad_and_the_decorator_forms_take_debug_nans():
