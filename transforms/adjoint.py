@@ -79,8 +79,13 @@ class Lines(list):
         self.origins.append(self.generator.origin)
 
     def extend(self, lines) -> None:
+        lines = lines if isinstance(lines, Lines) else list(lines)
         super().extend(lines)
         self.origins.extend(lines.origins if isinstance(lines, Lines) else [self.generator.origin] * len(lines))
+
+    def insert(self, index: int, line: str) -> None:
+        super().insert(index, line)
+        self.origins.insert(index, self.generator.origin)
 
 
 class _WithoutUnbroadcast(cst.CSTTransformer):
@@ -256,6 +261,8 @@ class Generator:
             self.continuation(continuation, 2, lines)
         self.origin = (None, "forward")
         self.continuation(function, 1, lines)
+        if len(lines.origins) != len(lines):  # changed behind Lines' back: no provenance rather than a wrong one
+            lines.origins = [(None, "forward")] * len(lines)
         self.origins = [origin for line, origin in zip(lines, lines.origins, strict=True) for _ in range(line.count("\n") + 1)]
         return "\n".join(lines) + "\n"
 
