@@ -32,6 +32,7 @@ __all__ = [
     "lend",
     "merge",
     "open_loans",
+    "pass_on",
     "array_adjoint",
     "array_divide",
     "array_log_for_power",
@@ -211,6 +212,20 @@ def claim(parameters: tuple) -> None:
                 frame[id(parameter)] = entry
         offered.clear()
     frames.append(frame)
+
+
+def pass_on(parameter, arguments: tuple) -> None:
+    """In a call's adapter, for a parameter of the running program passed to the callee as it is,
+    whose adjoint nothing after the call adds to: what this program's caller lent for it and this
+    program has not borrowed is offered to the callee instead (the callee's adjoint of it becomes
+    this program's, received into it, never added: the buffer still comes back in one place)."""
+    offered, _, frames = _loans()
+    if frames and _once(parameter, arguments):
+        frame = frames[-1]
+        entry = frame.get(id(parameter))
+        if entry is not None and entry[0] is parameter:
+            del frame[id(parameter)]
+            offered[id(parameter)] = entry
 
 
 def release() -> None:

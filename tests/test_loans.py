@@ -90,3 +90,24 @@ def test_a_run_inside_a_run_keeps_the_outer_loans():
         assert runtime_arrays.borrow(argument) is buffer
     finally:
         runtime_arrays.close_loans(books)
+
+
+def test_a_parameter_only_handed_on_passes_its_loan_down(monkeypatch):
+    """An inner node that adds nothing to W's adjoint passes its caller's loan on to its child
+    (pass_on), so every leaf but the first to run backward adds into one buffer."""
+    tree = ((0, 1), (2, (0, 2)))
+    weights = np.arange(12.0).reshape(3, 4) / 10.0
+    taken = []
+    borrow = cpsgrad.runtime.borrow
+
+    def counting(argument):
+        loan = borrow(argument)
+        taken.append(type(loan) is not float)  # not the array: a reference would stop the lending
+        return loan
+
+    gradient = cpsgrad.grad(lf.passes_through_loss)
+    expected = gradient(weights, tree)
+    monkeypatch.setattr(cpsgrad.runtime, "borrow", counting)
+    assert np.array_equal(gradient(weights, tree), expected)
+    assert taken.count(True) == len(taken) - 1  # five leaves, one buffer
+    check_grad(lf.passes_through_loss, weights, tree)

@@ -357,15 +357,26 @@ class Generator:
             results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
             extras = results[1:]
             jump = f"{target.name}({', '.join(arguments)})"
-            if not extras and target.parameters == [tail.target]:
+            # a parameter of this program passed on whose adjoint nothing after the call adds to:
+            # what its caller lent for it, not borrowed yet, is passed on to the callee, whose
+            # adjoint of it becomes this program's (received into it, never added)
+            passed_on = [lendable[e] for e in lendable if e in self.borrowers and e not in extras and lendable[e] == self.borrowers[e]]
+            if not extras and not passed_on and target.parameters == [tail.target]:
                 handed = target.name
             else:
                 handed = naming.call_adapter(tail.label)
                 lines.append(f"{pad}def {handed}({version}):")
+                passing = [f"{pad}    {_RUNTIME}.pass_on({parameter}, ({every}))" for parameter in passed_on]
                 if extras:
                     lines.append(f"{pad}    {', '.join([self.out, *results])} = {jump}")
+                    lines.extend(passing)
                     packed = [f"{_RUNTIME}.lend({e}, {lendable[e]}, ({every}))" if e in lendable else e for e in extras]
                     lines.append(f"{pad}    return ({', '.join([self.out, *packed])}), {results[0]}")
+                elif passing:
+                    returned = self.namer.fresh(f"{tail.label}_returned")
+                    lines.append(f"{pad}    {returned} = {jump}")
+                    lines.extend(passing)
+                    lines.append(f"{pad}    return {returned}")
                 else:
                     lines.append(f"{pad}    return {jump}")
         # the callee returns its adjoints in the order of the call's differentiable arguments

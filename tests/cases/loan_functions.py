@@ -46,3 +46,14 @@ def failing(W, n):
 
 def tree_loss(W, t):
     return float(np.sum(tree(W, t)))
+
+
+def passes_through(W, t):
+    """Inner nodes only hand W on to their children; leaves use it."""
+    if isinstance(t, int):
+        return W[:, t] * 2.0
+    return passes_through(W, t[0]) * passes_through(W, t[1])
+
+
+def passes_through_loss(W, t):
+    return np.sum(passes_through(W, t))
