@@ -159,7 +159,7 @@ class CallSite:
         """Every call the fast path does not take: find the target, bind, pick the program."""
         if not keywords and type(callee) is types.FunctionType:
             found = self.nested.get(callee.__code__)
-            if found is not None and found.table_version == TABLE.version:
+            if found is not None and found.table_version == TABLE.version and (found.guard is None or found.guard()):
                 return self.call_nested(found, callee, k, arguments)
         target = self.target(callee, len(arguments))
         if target.keywords:
