@@ -38,6 +38,7 @@ from hypothesis import assume, event
 from hypothesis import strategies as st
 
 import cpsgrad
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing.check import GradCheck, check_grad
 from cpsgrad.testing.strategies import arrays
 
@@ -84,11 +85,13 @@ class Program:
         arguments: tuple[Any, ...],
         argnums: tuple[int, ...],
         constructs: frozenset[str],
+        rebinding: dict[str, str] | None = None,
     ):
         self.source = source
         self.arguments = arguments
         self.argnums = argnums
         self.constructs = constructs
+        self.rebinding = dict(rebinding or {})
         self._module: Any = None
         self._path: str | None = None
 
@@ -133,11 +136,22 @@ class Program:
         if "import numpy as np" not in self.source:
             imports += "import numpy as np\n"
         call = f"{ENTRY}({', '.join(_show(a) for a in self.arguments)})"
-        return (
-            f"\n{self.source}\n\n{imports}print({call})\n"
+        runs = (
+            f"print({call})\n"
             f"print(cpsgrad.value_and_grad({ENTRY}, argnums={self.argnums!r})"
-            f"({', '.join(_show(a) for a in self.arguments)}))\n# end of program\n"
+            f"({', '.join(_show(a) for a in self.arguments)}))\n"
         )
+        rebound = "".join(f"{name} = {value}\n" for name, value in self.rebinding.items())
+        again = f"# rebound, and run again\n{rebound}{runs}" if rebound else ""
+        return f"\n{self.source}\n\n{imports}{runs}{again}# end of program\n"
+
+    def rebind(self) -> None:
+        """Rebind the module's globals as `rebinding` says (a float to another, a function alias
+        to another function), as a program doing so between two calls would."""
+        self.function  # noqa: B018  (imports the module)
+        namespace = vars(self._module)
+        for name, value in self.rebinding.items():
+            namespace[name] = eval(value, namespace)  # a constant or `math.cos`: generated text
 
 
 def _show(value: Any) -> str:
@@ -157,6 +171,18 @@ FLOAT, INT, TUPLE, LIST, DICT, VECTOR, CALLABLE = (
     "vector",
     "callable",
 )
+MATRIX, VSEQ, VDICT, VCALLABLE = "matrix", "vector-sequence", "vector-dict", "vector-callable"
+# a 3 x 3 matrix argument (views=True); sequences and dicts of vectors (aliased_containers=True,
+# as helper parameters and locals); closures taking and returning a vector
+MATRIX_SHAPE = (3, 3)
+_REBOUND_FUNCTIONS = {  # module-level function aliases and what check_program rebinds them to
+    "math.sin": "math.cos",
+    "math.cos": "math.tanh",
+    "math.tanh": "math.sin",
+    "np.tanh": "np.sin",
+    "np.sin": "np.cos",
+    "np.cos": "np.tanh",
+}
 _CONSTANTS = ("0.5", "2.0", "1.5", "-1.0", "3.0", "0.25", "-0.75")
 _KEYS = ('"a"', '"b"', '"c"')
 _MARGIN = 1e-3
@@ -171,6 +197,20 @@ class _Variable:
     kind: str
     length: int = 0  # tuples: their length; lists: their least length; dicts: their keys
     differentiated: bool = False
+    captures: tuple[str, ...] = ()  # closures: the variables their body reads
+
+
+@dataclass
+class _Helper:
+    """A generated module-level helper: positional parameters of `kinds` (one container
+    parameter `c` for a helper reading a container), maybe `scale=`, returning `returns`."""
+
+    name: str
+    parameters: tuple[str, ...]
+    kinds: tuple[str, ...]
+    scale: bool
+    returns: str = FLOAT
+    length: int = 0  # a container parameter's elements (tuples and lists)
 
 
 @dataclass
@@ -184,6 +224,7 @@ class _Function:
     appendable: set[str] = field(default_factory=set)  # lists this function may append to
     captured: set[str] = field(default_factory=set)  # read by a closure: never assigned again (late binding)
     softmaxes: set[str] = field(default_factory=set)  # vectors of probabilities (positive): logs of their elements are safe
+    returns: str = FLOAT  # what its returns return: FLOAT or VECTOR (a helper returning a vector)
     statements: int = 0  # statements left
 
     def variables(self, kind: str) -> list[str]:
@@ -212,12 +253,24 @@ class _Builder:
         recursion: bool,
         closures: bool,
         singleton_unpacking: bool,
+        repeated_arguments: bool,
+        views: bool,
+        aliased_containers: bool,
+        discarded_results: bool,
+        captured_arguments: bool,
+        rebinding: bool,
         max_helpers: int,
         max_statements: int,
         max_depth: int,
     ):
         self.draw = draw
         self.singleton_unpacking = singleton_unpacking
+        self.repeated_arguments = repeated_arguments
+        self.views = views and numpy
+        self.aliased_containers = aliased_containers and containers
+        self.discarded_results = discarded_results
+        self.captured_arguments = captured_arguments and closures
+        self.rebinding = rebinding
         self.numpy = numpy
         self.containers = containers
         self.recursion = recursion
@@ -226,8 +279,11 @@ class _Builder:
         self.max_statements = max_statements
         self.max_depth = max_depth
         self.constructs: set[str] = set()
-        self.helpers: list[tuple[str, int, bool]] = []  # (name, positional floats, scale=)
-        self.recursive: list[str] = []
+        self.helpers: list[_Helper] = []
+        self.recursive: list[tuple[str, int]] = []  # (name, float parameters before depth)
+        self.global_floats: list[str] = []  # module-level floats (rebinding=True)
+        self.global_functions: dict[str, str] = {}  # module-level aliases: name -> FLOAT or VECTOR
+        self.rebound: dict[str, str] = {}  # name -> what check_program rebinds it to
         self.names = itertools.count()
         self.function: _Function | None = None
 
@@ -267,9 +323,21 @@ class _Builder:
             options.append(self.list_read)
         if fn.variables(DICT):
             options.append(self.dict_read)
-        if fn.variables(VECTOR):
+        if self.has_vectors():
             options.append(lambda: self.vector_reduction(0))
+        if fn.variables(MATRIX):
+            options.append(lambda: self.matrix_reduction(0))
+        if self.global_floats:
+            options += [self.global_float] * 2
         return self.choose(options)()
+
+    def has_vectors(self) -> bool:
+        fn = self.function
+        return bool(fn.variables(VECTOR) or fn.variables(VSEQ) or fn.variables(VDICT) or fn.variables(MATRIX))
+
+    def global_float(self) -> str:
+        self.note("global-float")
+        return self.choose(self.global_floats)
 
     def int_in_float(self) -> str:
         self.note("int-in-float")
@@ -335,8 +403,10 @@ class _Builder:
             "boolean",
             "call",
         ]
-        if self.numpy and self.function.variables(VECTOR):
+        if self.numpy and self.has_vectors():
             kinds.append("vector")
+        if self.repeated_arguments and self.helpers:  # helpers called more often, to alias their arguments
+            kinds.append("call")
         if self.closures:
             kinds.append("comprehension")
         kind = self.choose(kinds)
@@ -369,6 +439,10 @@ class _Builder:
             self.note("augmented-pow")
             return f"(({inner} * {inner} + 0.5) ** {self.choose(['0.5', '1.5', '-1.0'])})"
         if kind == "math":
+            aliases = [a for a, k in self.global_functions.items() if k == FLOAT]
+            if aliases and self.chance(5):
+                self.note("global-function")
+                return f"{self.choose(aliases)}({self.expression(d)})"
             function = self.choose(["sin", "cos", "tanh"])
             self.note(f"math.{function}")
             return f"math.{function}({self.expression(d)})"
@@ -438,45 +512,154 @@ class _Builder:
 
     def call(self, depth: int) -> str:
         options: list[Callable[[], str]] = []
-        available = [h for h in self.helpers if h[0] != self.function.name]
+        available = [h for h in self.helpers if h.name != self.function.name and h.returns == FLOAT]
         if available:
-
-            def helper() -> str:
-                name, arity, scale = self.choose(available)
-                self.note("helper-call")
-                arguments = [self.expression(depth) for _ in range(arity)]
-                if scale and self.chance():
-                    self.note("keyword-argument")
-                    arguments.append(f"scale={self.expression(depth)}")
-                return f"{name}({', '.join(arguments)})"
-
-            options.append(helper)
-        recursive = [r for r in self.recursive if r != self.function.name]
+            options.append(lambda: self.helper_call(self.choose(available), depth))
+        recursive = [r for r in self.recursive if r[0] != self.function.name]
         if recursive:
-
-            def recursion() -> str:
-                self.note("recursion-call")
-                ints = self.function.variables(INT)
-                depths = [str(k) for k in range(MAX_TRIPS)]
-                depths += [f"min({i}, {MAX_TRIPS - 1})" for i in ints]
-                return f"{self.choose(recursive)}({self.expression(depth)}, {self.choose(depths)})"
-
-            options.append(recursion)
+            options.append(lambda: self.recursion_call(self.choose(recursive), depth))
         callables = self.function.variables(CALLABLE)
         if callables:
 
             def closure() -> str:
+                name = self.choose(callables)
+                captured = [
+                    c for c in self.function.lookup(name).captures if self.function.lookup(c).kind == FLOAT
+                ]
+                alias = self.captured_arguments and captured and self.chance(3)
                 if self.chance(3):  # handed to a builtin that calls it
                     self.note("closure-map")
-                    values = ", ".join(self.expression(depth - 1) for _ in range(self.draw(st.integers(1, 3))))
-                    return f"sum(map({self.choose(callables)}, ({values},)))"
+                    count = self.draw(st.integers(1, 3))
+                    values = [self.expression(depth - 1) for _ in range(count)]
+                    if alias:
+                        self.note("closure-called-with-captured")
+                        values[self.draw(st.integers(0, count - 1))] = self.choose(captured)
+                    return f"sum(map({name}, ({', '.join(values)},)))"
                 self.note("closure-call")
-                return f"{self.choose(callables)}({self.expression(depth)})"
+                if alias:
+                    self.note("closure-called-with-captured")
+                    return f"{name}({self.choose(captured)})"
+                return f"{name}({self.expression(depth)})"
 
             options.append(closure)
         if not options:
             return self.float_leaf()
         return self.choose(options)()
+
+    def recursion_call(self, recursive: tuple[str, int], depth: int) -> str:
+        name, floats = recursive
+        self.note("recursion-call")
+        ints = self.function.variables(INT)
+        depths = [str(k) for k in range(MAX_TRIPS)]
+        depths += [f"min({i}, {MAX_TRIPS - 1})" for i in ints]
+        values = [self.expression(depth) for _ in range(floats)]
+        if floats > 1 and self.repeated_arguments and self.chance(3):
+            names = self.function.variables(FLOAT)
+            if names:
+                self.note("repeated-argument", "repeated-argument-recursion")
+                values = [self.choose(names)] * floats
+        return f"{name}({', '.join(values)}, {self.choose(depths)})"
+
+    def argument(self, kind: str, depth: int) -> str:
+        """An expression of `kind` (a helper's parameter)."""
+        if kind == FLOAT:
+            return self.expression(depth)
+        if kind == VECTOR:
+            return self.vector_expression(depth)
+        return self.matrix_expression(depth)
+
+    def aliased(self, kind: str) -> str | None:
+        """A variable of `kind` to pass more than once (differentiated ones preferred), or None."""
+        fn = self.function
+        names = fn.variables(kind)
+        if not names:
+            return None
+        differentiated = [v for v in names if fn.lookup(v).differentiated]
+        return self.choose(differentiated if differentiated and self.chance(5) else names)
+
+    def same_value(self, name: str, kind: str) -> str:
+        """`name` again, or (views=True) a view of it, as another argument."""
+        if kind in (VECTOR, MATRIX) and self.views and self.chance(3):
+            return self.view(name, kind)
+        return name
+
+    def helper_call(self, helper: _Helper, depth: int) -> str:
+        """A call of a generated helper; with repeated_arguments, sometimes the same variable at
+        two or more positions (scale= included), positionally or by keyword."""
+        self.note("helper-call")
+        if helper.kinds and helper.kinds[0] in (TUPLE, DICT, VSEQ, VDICT):
+            return f"{helper.name}({self.container_argument(helper.kinds[0], helper.length, depth)})"
+        names = list(helper.parameters)
+        kinds = list(helper.kinds)
+        scale = helper.scale and self.chance()
+        if scale:
+            self.note("keyword-argument")
+            names.append("scale")
+            kinds.append(FLOAT)
+        values = [self.argument(k, depth) for k in kinds]
+        repeatable = [k for k in set(kinds) if kinds.count(k) >= 2]
+        if self.repeated_arguments and repeatable and self.chance(6):
+            kind = self.choose(sorted(repeatable))
+            name = self.aliased(kind)
+            if name is not None:
+                positions = [p for p, k in enumerate(kinds) if k == kind]
+                count = self.draw(st.integers(2, len(positions)))
+                chosen = positions if count == len(positions) else sorted(
+                    self.draw(st.permutations(positions))[:count]
+                )
+                for p in chosen:
+                    values[p] = self.same_value(name, kind) if p != chosen[0] else name
+                self.note("repeated-argument")
+                if count >= 3:
+                    self.note("repeated-argument-3")
+                if kind != FLOAT:
+                    self.note("repeated-array-argument")
+                if self.function.loops:
+                    self.note("repeated-argument-in-loop")
+                if self.function.name.startswith("r"):  # in the recursive helper
+                    self.note("repeated-argument-recursion")
+        positional = len(helper.parameters)
+        keywords = 0  # the last `keywords` positional parameters passed by keyword
+        if positional and self.chance(2):
+            keywords = self.draw(st.integers(1, positional))
+            self.note("keyword-argument")
+            if len(set(values)) < len(values):
+                self.note("repeated-keyword-argument")
+        parts = [values[p] for p in range(positional - keywords)]
+        named = [f"{names[p]}={values[p]}" for p in range(positional - keywords, positional)]
+        if len(named) > 1 and self.chance(3):
+            named.reverse()  # keywords in another order than the parameters
+        parts += named
+        if scale:
+            parts.append(f"scale={values[-1]}")
+        return f"{helper.name}({', '.join(parts)})"
+
+    def container_argument(self, kind: str, length: int, depth: int) -> str:
+        """A container for a helper's container parameter: a display holding one variable twice
+        or more (`[x, x]`, `(x, y, x)`, `{"a": x, "b": x}`), or a local container."""
+        fn = self.function
+        self.note("container-argument")
+        locals_ = [
+            t for t in fn.variables(kind) if kind not in (TUPLE, VSEQ) or fn.lookup(t).length >= length
+        ]
+        if locals_ and self.chance(2):
+            return self.choose(locals_)
+        element = FLOAT if kind in (TUPLE, DICT) else VECTOR
+        values = [self.argument(element, depth - 1) for _ in range(2 if kind in (DICT, VDICT) else length)]
+        name = self.aliased(element)
+        if name is not None and self.chance(6):
+            self.note("aliased-container")
+            if element == VECTOR:
+                self.note("aliased-array-container")
+            positions = list(range(len(values)))
+            chosen = positions if len(positions) == 2 else sorted(self.draw(st.permutations(positions))[:2])
+            for p in chosen:
+                values[p] = name if p == chosen[0] else self.same_value(name, element)
+        if kind in (DICT, VDICT):
+            return "{" + ", ".join(f"{k}: {v}" for k, v in zip(_KEYS[:2], values, strict=True)) + "}"
+        if self.chance():
+            return f"[{', '.join(values)}]"
+        return f"({', '.join(values)},)"
 
     def condition(self, depth: int) -> str:
         form = self.draw(st.integers(0, 5))
@@ -510,14 +693,169 @@ class _Builder:
         return [t for t in fn.variables(TUPLE) if fn.lookup(t).length >= least]
 
     def vector_leaf(self) -> str:
-        return self.choose(self.function.variables(VECTOR))
+        fn = self.function
+        options: list[Callable[[], str]] = []
+        vectors = fn.variables(VECTOR)
+        if vectors:
+            options += [lambda: self.choose(vectors)] * 2
+            if self.views:
+                options.append(lambda: self.view(self.choose(vectors), VECTOR))
+        if fn.variables(VSEQ):
+            options.append(self.vector_sequence_read)
+        if fn.variables(VDICT):
+            options.append(self.vector_dict_read)
+        if fn.variables(MATRIX):
+            options.append(self.matrix_row)
+        if not options:  # a helper's vector parameter, called where there is no vector
+            self.note("np.array")
+            return "np.array([" + ", ".join(self.float_leaf() for _ in range(VECTOR_LENGTH)) + "])"
+        return self.choose(options)()
+
+    def vector_sequence_read(self) -> str:
+        fn = self.function
+        name = self.choose(fn.variables(VSEQ))
+        self.note("vector-container-read")
+        length = fn.lookup(name).length
+        return f"{name}[{self.draw(st.integers(-length, length - 1))}]"
+
+    def vector_dict_read(self) -> str:
+        self.note("vector-container-read")
+        return f"{self.choose(self.function.variables(VDICT))}[{self.choose(list(_KEYS[:2]))}]"
+
+    def view(self, name: str, kind: str) -> str:
+        """A view of the array `name` of the same shape (views=True)."""
+        self.note("view")
+        if kind == VECTOR:
+            forms = [
+                (f"{name}[:]", "view-slice"),
+                (f"{name}[::-1]", "view-reversed"),
+                (f"{name}.T", "view-transpose"),
+                (f"{name}.reshape({VECTOR_LENGTH})", "view-reshape"),
+                (f"{name}.reshape(-1)", "view-reshape"),
+                (f"{name}[0:{VECTOR_LENGTH}]", "view-slice"),
+                (f"{name}[::-1][::-1]", "view-reversed"),
+                (f"np.transpose({name})", "view-transpose"),
+            ]
+        else:
+            rows, columns = MATRIX_SHAPE
+            forms = [
+                (f"{name}.T", "view-transpose"),
+                (f"{name}[:]", "view-slice"),
+                (f"{name}[::-1]", "view-reversed"),
+                (f"{name}[:, ::-1]", "view-reversed"),
+                (f"{name}.reshape({rows}, {columns})", "view-reshape"),
+                (f"{name}.reshape({rows * columns}).reshape({rows}, {columns})", "view-reshape"),
+                (f"np.transpose({name})", "view-transpose"),
+                (f"{name}.T.T", "view-transpose"),
+            ]
+        text, construct = self.choose(forms)
+        self.note(construct)
+        return text
+
+    def matrix_row(self) -> str:
+        """A vector from a matrix: a row, a column, a product with a vector, a sum over an axis."""
+        fn = self.function
+        self.note("matrix")
+        matrix = self.matrix_leaf()
+        form = self.draw(st.integers(0, 4))
+        if form == 0:
+            return f"{matrix}[{self.draw(st.integers(-1, MATRIX_SHAPE[0] - 1))}]"
+        if form == 1:
+            self.note("view-slice")
+            return f"{matrix}[:, {self.draw(st.integers(-1, MATRIX_SHAPE[1] - 1))}]"
+        if form == 2:
+            self.note("matmul")
+            vectors = fn.variables(VECTOR)
+            vector = self.choose(vectors) if vectors else matrix + "[0]"
+            return f"({matrix} @ {vector})"
+        if form == 3:
+            return f"np.sum({matrix}, axis={self.choose(['0', '1', '-1'])})"
+        return f"np.mean({matrix}, axis={self.choose(['0', '1'])})"
+
+    def matrix_leaf(self) -> str:
+        matrices = self.function.variables(MATRIX)
+        if not matrices:  # a helper's matrix parameter, called where there is no matrix
+            vector = self.vector_leaf()
+            return f"np.outer({vector}, {vector})"
+        name = self.choose(matrices)
+        if self.views and self.chance(3):
+            return self.view(name, MATRIX)
+        return name
+
+    def matrix_expression(self, depth: int) -> str:
+        self.note("matrix")
+        if depth <= 0 or self.draw(st.integers(0, 9)) < 4:
+            return self.matrix_leaf()
+        d = depth - 1
+        form = self.draw(st.integers(0, 4))
+        if form == 0:
+            op = self.choose(["+", "-", "*"])
+            return f"({self.matrix_expression(d)} {op} {self.matrix_expression(d)})"
+        if form == 1:
+            op = self.choose(["+", "-", "*"])
+            other = self.expression(d) if self.chance() else self.vector_expression(d)  # broadcast
+            return f"({self.matrix_expression(d)} {op} {other})"
+        if form == 2:
+            function = self.choose(["sin", "tanh"])
+            self.note(f"np.{function}")
+            return f"np.{function}({self.matrix_expression(d)})"
+        if form == 3:
+            self.note("matmul")
+            return f"({self.matrix_expression(d)} @ {self.matrix_expression(d)})"
+        inner = self.matrix_expression(d)
+        return f"({inner} / (1.0 + {inner} * {inner}))"
+
+    def matrix_reduction(self, depth: int) -> str:
+        self.note("matrix")
+        form = self.draw(st.integers(0, 3))
+        matrix = self.matrix_expression(depth)
+        if form == 0:
+            self.note("np.sum")
+            return f"np.sum({matrix})"
+        if form == 1:
+            self.note("np.trace")
+            return f"np.trace({matrix})"
+        if form == 2:
+            rows, columns = MATRIX_SHAPE
+            i, j = self.draw(st.integers(-1, rows - 1)), self.draw(st.integers(-1, columns - 1))
+            return f"{matrix}[{i}, {j}]"
+        self.note("np.mean")
+        return f"np.mean({matrix})"
 
     def vector_expression(self, depth: int) -> str:
         self.note("numpy")
         if depth <= 0 or self.draw(st.integers(0, 9)) < 3:
             return self.vector_leaf()
         d = depth - 1
-        form = self.draw(st.integers(0, 6))
+        fn = self.function
+        extra: list[Callable[[], str]] = []
+        helpers = [h for h in self.helpers if h.name != fn.name and h.returns == VECTOR]
+        if helpers:
+            extra.append(lambda: self.helper_call(self.choose(helpers), d))
+        aliases = [a for a, k in self.global_functions.items() if k == VECTOR]
+        if aliases:
+
+            def alias() -> str:
+                self.note("global-function")
+                return f"{self.choose(aliases)}({self.vector_expression(d)})"
+
+            extra.append(alias)
+        callables = fn.variables(VCALLABLE)
+        if callables:
+
+            def closure() -> str:
+                name = self.choose(callables)
+                self.note("vector-closure-call")
+                captured = [c for c in fn.lookup(name).captures if fn.lookup(c).kind == VECTOR]
+                if self.captured_arguments and captured and self.chance(4):
+                    self.note("closure-called-with-captured")
+                    return f"{name}({self.same_value(self.choose(captured), VECTOR)})"
+                return f"{name}({self.vector_expression(d)})"
+
+            extra.append(closure)
+        form = self.draw(st.integers(0, 6 + len(extra)))
+        if form > 6:
+            return extra[form - 7]()
         if form == 0:
             op = self.choose(["+", "-", "*"])
             return f"({self.vector_expression(d)} {op} {self.vector_expression(d)})"
@@ -543,6 +881,15 @@ class _Builder:
         return "np.array([" + ", ".join(self.expression(d) for _ in range(VECTOR_LENGTH)) + "])"
 
     def vector_reduction(self, depth: int) -> str:
+        if self.views and self.chance(1):  # basic slices of other lengths, reduced at once
+            self.note("view", "basic-slice")
+            vector = self.vector_expression(depth)
+            form = self.draw(st.integers(0, 2))
+            if form == 0:
+                return f"np.sum({vector}[{self.choose(['1:', ':2', '1:-1', '::2', '-2:'])}])"
+            if form == 1:
+                return f"np.dot({vector}[:2], {self.vector_expression(depth)}[1:])"
+            return f"{vector}[1:][{self.choose(['0', '-1'])}]"
         softmaxes = [v for v in self.function.variables(VECTOR) if v in self.function.softmaxes]
         form = self.draw(st.integers(0, 5 if softmaxes else 4))
         if form == 4:
@@ -617,8 +964,14 @@ class _Builder:
                 kinds.append("append")
             if len(fn.scopes) == 1:
                 kinds.append("list")
-        if self.numpy and fn.variables(VECTOR):
+        if self.numpy and self.has_vectors():
             kinds.append("vector")
+            if self.aliased_containers:
+                kinds.append("vector-container")
+        if fn.variables(MATRIX):
+            kinds.append("matrix")
+        if self.discarded_results and [h for h in self.helpers if h.name != fn.name]:
+            kinds.append("discard")
         if self.closures and len(fn.scopes) == 1:
             kinds.append("closure")
         if fn.loops:
@@ -655,6 +1008,10 @@ class _Builder:
             length = self.draw(st.integers(1, 3))
             name = self.fresh("t")
             values = [self.expression(self.max_depth - 1) for _ in range(length)]
+            same = self.aliased(FLOAT)
+            if length >= 2 and self.aliased_containers and same is not None and self.chance(3):
+                self.note("aliased-container")  # (x, y, x)
+                values[0] = values[-1] = same
             fn.scopes[-1][name] = _Variable(TUPLE, length)
             return [f"{indent}{name} = ({', '.join(values)},)"]
         if kind == "unpack":
@@ -683,8 +1040,17 @@ class _Builder:
             self.note("append")
             name = self.choose(sorted(fn.appendable - fn.iterated))
             return [f"{indent}{name}.append({self.expression(self.max_depth)})"]
+        if kind == "vector-container":
+            return self.vector_container(indent)
+        if kind == "matrix":
+            name = self.fresh("m")
+            value = self.matrix_expression(self.max_depth)
+            fn.scopes[-1][name] = _Variable(MATRIX)
+            return [f"{indent}{name} = {value}"]
+        if kind == "discard":
+            return self.discard(indent)
         if kind == "vector":
-            if self.draw(st.integers(0, 3)) == 3:
+            if fn.variables(VECTOR) and self.draw(st.integers(0, 3)) == 3:
                 return self.softmax(indent)
             name = self.fresh("w")
             value = self.vector_expression(self.max_depth)
@@ -698,10 +1064,51 @@ class _Builder:
             self.note(word)
             return [f"{indent}if {self.condition(1)}:", f"{indent}    {word}"]
         self.note("early-return")
-        return [
-            f"{indent}if {self.condition(1)}:",
-            f"{indent}    return {self.expression(self.max_depth)}",
-        ]
+        value = self.vector_expression(self.max_depth) if fn.returns == VECTOR else self.expression(self.max_depth)
+        return [f"{indent}if {self.condition(1)}:", f"{indent}    return {value}"]
+
+    def vector_container(self, indent: str) -> list[str]:
+        """A list, tuple or dict holding one vector twice or more: `[v, v]`, `(v, w, v)`,
+        `{"a": v, "b": v}` (aliased_containers=True); read by index later, or passed on."""
+        fn = self.function
+        self.note("aliased-container", "aliased-array-container")
+        same = self.vector_leaf()
+        if self.chance(3):
+            name = self.fresh("d")
+            other = self.same_value(same, VECTOR) if _is_name(same) else same
+            fn.scopes[-1][name] = _Variable(VDICT)
+            return [f'{indent}{name} = {{"a": {same}, "b": {other}}}']
+        length = self.draw(st.integers(2, 3))
+        values = [same] * length
+        if length == 3:
+            values[1] = self.vector_expression(self.max_depth - 1)
+        if _is_name(same):
+            values[-1] = self.same_value(same, VECTOR)
+        name = self.fresh("t")
+        fn.scopes[-1][name] = _Variable(VSEQ, length)
+        text = f"[{', '.join(values)}]" if self.chance() else f"({', '.join(values)},)"
+        return [f"{indent}{name} = {text}"]
+
+    def discard(self, indent: str) -> list[str]:
+        """A helper's result discarded (`unused = h(x, x)`, or a bare call `h(x, x)`, which
+        cpsgrad refuses where an argument is differentiable), or used twice."""
+        fn = self.function
+        helper = self.choose([h for h in self.helpers if h.name != fn.name])
+        call = self.helper_call(helper, self.max_depth - 1)
+        form = self.draw(st.integers(0, 5))
+        if form <= 2:
+            self.note("discarded-result")
+            return [f"{indent}{self.fresh('unused')} = {call}"]
+        if form == 3:
+            self.note("bare-call")
+            return [f"{indent}{call}"]
+        self.note("result-used-twice")
+        name, twice = self.fresh("a"), self.fresh("a")
+        kind = helper.returns
+        fn.scopes[-1][name] = _Variable(kind)
+        fn.scopes[-1][twice] = _Variable(kind)
+        op = self.choose(["*", "+"])
+        return [f"{indent}{name} = {call}", f"{indent}{twice} = {name} {op} {name}"]
 
     def softmax(self, indent: str) -> list[str]:
         """A softmax of a vector written out (`e = np.exp(w - np.max(w)); p = e / np.sum(e)`),
@@ -835,20 +1242,28 @@ class _Builder:
         name = self.fresh("g")
         parameter = self.fresh("p")
         outer = fn.scopes
-        fn.scopes = [*outer, {parameter: _Variable(FLOAT, differentiated=False)}]
+        # a closure of a vector (captured_arguments=True), called with what it captured
+        vector = self.captured_arguments and bool(fn.variables(VECTOR)) and self.chance(2)
+        fn.scopes = [*outer, {parameter: _Variable(VECTOR if vector else FLOAT, differentiated=False)}]
         loops, fn.loops = fn.loops, 0
         try:
-            body = self.expression(self.max_depth - 1)
+            if vector:
+                body = f"{self.vector_expression(self.max_depth - 1)} * {self.choose(fn.variables(VECTOR))}"
+            else:
+                body = self.expression(self.max_depth - 1)
         finally:
             fn.scopes, fn.loops = outer, loops
         # Python's closure reads a captured variable when it is called, cpsgrad's captures its
         # value (and refuses a definition whose variables are assigned again): keep them fixed
-        fn.captured.update(v for scope in outer for v in scope if _mentions(body, v))
+        captures = tuple(v for scope in outer for v in scope if _mentions(body, v))
+        fn.captured.update(captures)
         fn.appendable -= fn.captured  # an append changes the list a closure holds, too
-        fn.scopes[-1][name] = _Variable(CALLABLE)
+        fn.scopes[-1][name] = _Variable(VCALLABLE if vector else CALLABLE, captures=captures)
         floats = fn.variables(FLOAT)
         signature = parameter
-        if floats and self.chance(3):  # a default evaluated at the definition, maybe differentiable
+        if vector:
+            self.note("vector-closure")
+        if floats and not vector and self.chance(3):  # a default evaluated at the definition, maybe differentiable
             self.note("closure-default")
             default = self.fresh("q")
             signature = f"{parameter}, {default}={self.choose(floats)}"
@@ -867,22 +1282,28 @@ class _Builder:
         parameters: list[tuple[str, _Variable]],
         budget: int,
         defaults: dict[str, str] | None = None,
+        returns: str = FLOAT,
     ) -> list[str]:
-        self.function = _Function(name, [dict(parameters)], statements=budget)
+        self.function = _Function(name, [dict(parameters)], statements=budget, returns=returns)
         body = self.block("    ", budget)
-        final = self.final_expression()
+        final = self.final_expression(returns)
         defaults = defaults or {}
         signature = ", ".join(
             p + (f"={defaults[p]}" if p in defaults else "") for p, _ in parameters
         )
         return [f"def {name}({signature}):", *body, f"    return {final}"]
 
-    def final_expression(self) -> str:
-        """The value returned at the end: it mentions a differentiated parameter."""
+    def final_expression(self, returns: str = FLOAT) -> str:
+        """The value returned at the end (a float, or a vector): it mentions a differentiated
+        parameter."""
         fn = self.function
-        differentiated = [v for v in fn.variables(FLOAT) if fn.lookup(v).differentiated]
-        differentiated += [v for v in fn.variables(VECTOR) if fn.lookup(v).differentiated]
-        value = self.expression(self.max_depth)
+        differentiated = [
+            v
+            for kind in (FLOAT, VECTOR, MATRIX, TUPLE, DICT, VSEQ, VDICT)
+            for v in fn.variables(kind)
+            if fn.lookup(v).differentiated
+        ]
+        value = self.vector_expression(self.max_depth) if returns == VECTOR else self.expression(self.max_depth)
         # use what the body computed: a few of the top-level values not used yet
         top = fn.scopes[0]
         for name in [v for v in top if not top[v].differentiated][-3:]:
@@ -897,71 +1318,159 @@ class _Builder:
                 value = f"{value} + {name}[-1]"
             elif kind == DICT:
                 value = f'{value} + {name}["a"]'
-            elif kind == VECTOR:
+            elif kind in (VECTOR, MATRIX):
                 value = f"{value} + np.sum({name})"
+            elif kind == VSEQ:
+                value = f"{value} + np.sum({name}[-1])"
+            elif kind == VDICT:
+                value = f'{value} + np.sum({name}["b"])'
         if not differentiated or any(_mentions(value, v) for v in differentiated):
             return value
         anchor = self.choose(differentiated)
-        if fn.lookup(anchor).kind == VECTOR:
+        kind = fn.lookup(anchor).kind
+        if kind in (VECTOR, MATRIX):
             anchor = f"np.sum({anchor})"
+        elif kind == TUPLE:
+            anchor = f"sum({anchor})"
+        elif kind == DICT:
+            anchor = f'{anchor}["b"]'
+        elif kind == VSEQ:
+            anchor = f"np.sum({anchor}[0])"
+        elif kind == VDICT:
+            anchor = f'np.sum({anchor}["a"])'
         return f"{value} + {self.choose(['0.5', '-1.0', '2.0'])} * {anchor}"
 
-    def recursive_text(self, name: str, budget: int) -> list[str]:
+    def recursive_text(self, name: str, budget: int) -> tuple[list[str], int]:
+        """The recursive helper, `r(u, depth)` or (repeated_arguments=True, sometimes)
+        `r(u, w, depth)`, whose recursive call may pass one value twice; and its float count."""
         self.note("recursion")
-        self.function = _Function(
-            name,
-            [{"u": _Variable(FLOAT, differentiated=True), "depth": _Variable(INT)}],
-            statements=budget,
-        )
+        floats = 2 if self.repeated_arguments and self.chance(3) else 1
+        parameters = {"u": _Variable(FLOAT, differentiated=True)}
+        if floats == 2:
+            parameters["w"] = _Variable(FLOAT, differentiated=True)
+        parameters["depth"] = _Variable(INT)
+        self.function = _Function(name, [parameters], statements=budget)
         base = self.expression(1)
         body = self.block("    ", budget) if budget else []
         step = self.expression(1)
         twice = self.chance(2)
-        call = f"{name}({step}, depth - 1)"
+        arguments = [step]
+        if floats == 2:
+            second = self.choose(["w", "u", step])
+            if second == step or (second == "u" and step == "u"):
+                self.note("repeated-argument", "repeated-argument-recursion")
+            arguments.append(second)
+        call = f"{name}({', '.join(arguments)}, depth - 1)"
         combined = self.choose(["+", "*", "-"])
-        second = f" + 0.5 * {name}(u * 0.5, depth - 1)" if twice else ""
+        again = "u * 0.5, u * 0.5" if floats == 2 else "u * 0.5"
+        second_call = f" + 0.5 * {name}({again}, depth - 1)" if twice else ""
         if twice:
             self.note("tree-recursion")
-        tail = f"{call} {combined} u{second}"
+        tail = f"{call} {combined} u{second_call}"
+        signature = "u, w, depth" if floats == 2 else "u, depth"
         return [
-            f"def {name}(u, depth):",
+            f"def {name}({signature}):",
             "    if depth <= 0:",
             f"        return {base}",
             *body,
             f"    return {tail}",
-        ]
+        ], floats
+
+    def helper_parameters(self) -> tuple[list[tuple[str, _Variable]], _Helper]:
+        """A helper's positional parameters: floats (the original grammar), vectors and matrices
+        (repeated_arguments or views with numpy), or one container `c` (aliased_containers)."""
+        if self.aliased_containers and self.chance(1):
+            kinds = [TUPLE, DICT] + ([VSEQ, VDICT] if self.numpy else [])
+            kind = self.choose(kinds)
+            length = self.draw(st.integers(2, 3)) if kind in (TUPLE, VSEQ) else 0
+            self.note("container-helper")
+            variable = _Variable(kind, length, differentiated=True)
+            return [("c", variable)], _Helper("", ("c",), (kind,), False, FLOAT, length)
+        arrays = self.numpy and (self.repeated_arguments or self.views)
+        arity = self.draw(st.integers(1, 3 if self.repeated_arguments else 2))
+        kinds = []
+        for _ in range(arity):
+            kind = FLOAT
+            if arrays and self.chance(3):
+                kind = MATRIX if self.views and self.chance(2) else VECTOR
+            kinds.append(kind)
+        names = ("u", "v", "w")[:arity]
+        returns = VECTOR if VECTOR in kinds and self.chance(4) else FLOAT
+        if returns == VECTOR:
+            self.note("vector-helper")
+        variables = [(p, _Variable(k, differentiated=True)) for p, k in zip(names, kinds, strict=True)]
+        return variables, _Helper("", names, tuple(kinds), False, returns)
+
+    def module_globals(self) -> list[str]:
+        """Module-level floats and function aliases (rebinding=True) that check_program rebinds
+        between two runs of the program."""
+        if not self.rebinding or not self.chance(3):
+            return []
+        lines = []
+        for index in range(self.draw(st.integers(1, 2))):
+            if self.chance():
+                name = f"c{index}"
+                value = self.choose(list(_CONSTANTS))
+                self.global_floats.append(name)
+                self.rebound[name] = self.choose([c for c in ("0.75", "-1.25", "1.75") if c != value])
+                self.note("global-float-definition")
+                lines.append(f"{name} = {value}")
+            else:
+                vector = self.numpy and self.chance(2)
+                name = f"vact{index}" if vector else f"act{index}"
+                function = self.choose(["np.tanh", "np.sin", "np.cos"] if vector else ["math.sin", "math.cos", "math.tanh"])
+                self.global_functions[name] = VECTOR if vector else FLOAT
+                self.rebound[name] = _REBOUND_FUNCTIONS[function]
+                self.note("global-function-definition")
+                lines.append(f"{name} = {function}")
+        self.note("rebinding")
+        return lines
 
     def module(self) -> tuple[str, tuple[str, ...]]:
         texts: list[list[str]] = []
+        globals_ = self.module_globals()
+        if globals_:
+            texts.append(globals_)
         count = self.draw(st.integers(0, self.max_helpers))
         for index in range(count):
             if self.recursion and index == count - 1 and self.chance(3):
                 name = f"r{index}"
-                texts.append(self.recursive_text(name, self.draw(st.integers(0, 2))))
-                self.recursive.append(name)
+                text, floats = self.recursive_text(name, self.draw(st.integers(0, 2)))
+                texts.append(text)
+                self.recursive.append((name, floats))
                 continue
             name = f"h{index}"
-            arity = self.draw(st.integers(1, 2))
-            parameters = [
-                (p, _Variable(FLOAT, differentiated=True)) for p in ("u", "v", "w")[:arity]
-            ]
+            parameters, helper = self.helper_parameters()
+            helper.name = name
             defaults = {}
-            if self.chance(3):
+            if helper.kinds[0] not in (TUPLE, DICT, VSEQ, VDICT) and self.chance(3):
                 self.note("default-argument")
                 parameters.append(("scale", _Variable(FLOAT, differentiated=True)))
                 defaults["scale"] = self.choose(["0.5", "2.0"])
+                helper.scale = True
             budget = self.draw(st.integers(0, 3))
-            texts.append(self.function_text(name, parameters, budget, defaults))
-            self.helpers.append((name, arity, bool(defaults)))
+            texts.append(self.function_text(name, parameters, budget, defaults, helper.returns))
+            self.helpers.append(helper)
         floats_count = self.draw(st.integers(1, 3))
         names = [f"x{k}" for k in range(floats_count)]
         parameters = [(p, _Variable(FLOAT, differentiated=True)) for p in names]
         if self.numpy and self.chance(3):
             names.append("v")
             parameters.append(("v", _Variable(VECTOR, differentiated=True)))
+        if self.views and self.chance(2):
+            self.note("matrix-argument")
+            names.append("m")
+            parameters.append(("m", _Variable(MATRIX, differentiated=True)))
         parameters.append(("n", _Variable(INT)))
         budget = self.draw(st.integers(1, self.max_statements))
         texts.append(self.function_text(ENTRY, parameters, budget))
+        if globals_:  # keep the globals something reads
+            used = [g for g in self.rebound if any(_mentions(line, g) for text in texts[1:] for line in text)]
+            self.rebound = {g: self.rebound[g] for g in used}
+            texts[0] = [line for line in globals_ if line.split(" = ")[0] in used]
+            if not used:
+                del texts[0]
+                self.constructs -= {"rebinding", "global-float-definition", "global-function-definition"}
         uses_numpy = any("np." in line for text in texts for line in text)
         header = ["import math"] + (["", "import numpy as np"] if uses_numpy else [])
         source = "\n\n\n".join(["\n".join(header)] + ["\n".join(text) for text in texts]) + "\n"
@@ -983,6 +1492,10 @@ def _apart(value: float, taken: list[float]) -> float:
     return value
 
 
+def _is_name(text: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_]\w*", text) is not None
+
+
 def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
 
@@ -1001,6 +1514,9 @@ def _programs(draw: Callable[..., Any], switches: dict[str, Any]) -> Program:
         if name == "v":
             vector = draw(arrays(VECTOR_LENGTH, min_value=-2.0, max_value=2.0))
             arguments.append(np.array([_apart(float(a), taken) for a in vector]))
+        elif name == "m":
+            matrix = draw(arrays(MATRIX_SHAPE, min_value=-2.0, max_value=2.0))
+            arguments.append(np.array([_apart(float(a), taken) for a in matrix.ravel()]).reshape(MATRIX_SHAPE))
         else:
             arguments.append(_apart(draw(_FLOATS), taken))
     arguments.append(draw(st.integers(0, MAX_TRIPS)))
@@ -1012,6 +1528,7 @@ def _programs(draw: Callable[..., Any], switches: dict[str, Any]) -> Program:
         arguments=tuple(arguments),
         argnums=tuple(range(len(names))),
         constructs=frozenset(constructs),
+        rebinding=dict(builder.rebound),
     )
 
 
@@ -1022,6 +1539,12 @@ def programs(
     recursion: bool = True,
     closures: bool = True,
     singleton_unpacking: bool = True,
+    repeated_arguments: bool = True,
+    views: bool = True,
+    aliased_containers: bool = True,
+    discarded_results: bool = True,
+    captured_arguments: bool = True,
+    rebinding: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -1038,6 +1561,23 @@ def programs(
       (`sum(e for i in range(k) if c)`), their index sometimes shadowing an int of the function.
     - `singleton_unpacking`: `a, = t` from a one-element tuple (it once bound `a` to the tuple
       itself; found by this generator, fixed, on by default).
+    - `repeated_arguments`: one variable (a float, a vector, a matrix) passed at two or more
+      positions of a helper (`h(x, x)`, `h(x, v=x)`, `h(v, w=v[::-1], scale=...)`), helpers of
+      one to three parameters, some of them arrays, some returning a vector; the recursive
+      helper may take two floats and pass one twice.
+    - `views`: a 3 x 3 matrix argument `m`, and views as operands and arguments: `v[:]`,
+      `v[::-1]`, `v.T`, `v.reshape(3)`, `m.T`, `m[:, ::-1]`, ...; basic slices reduced at once
+      (`np.sum(v[1:])`, `np.dot(v[:2], v[1:])`); rows, columns and products of matrices.
+    - `aliased_containers`: lists, tuples and dicts holding one value twice (`[v, v]`,
+      `(x, y, x)`, `{"a": v, "b": v}`), locals and arguments of helpers that read a container.
+    - `discarded_results`: `unused = h(x, x)`, a bare call statement `h(x, x)` (which cpsgrad
+      refuses, with its location, where an argument is differentiable: check_program accepts
+      that refusal), a result used twice (`a = h(x, x); b = a * a`).
+    - `captured_arguments`: closures called with a variable they captured (`g(x)` for
+      `g = lambda p: p * x`), closures of vectors.
+    - `rebinding`: module-level floats (`c0 = 0.5`) and function aliases (`act0 = math.sin`,
+      `vact0 = np.tanh`) that check_program rebinds (`Program.rebinding`) between two gradient
+      runs of the same program, checking the second against the rebound semantics.
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
@@ -1048,6 +1588,12 @@ def programs(
         "recursion": recursion,
         "closures": closures,
         "singleton_unpacking": singleton_unpacking,
+        "repeated_arguments": repeated_arguments,
+        "views": views,
+        "aliased_containers": aliased_containers,
+        "discarded_results": discarded_results,
+        "captured_arguments": captured_arguments,
+        "rebinding": rebinding,
         "max_helpers": max_helpers,
         "max_statements": max_statements,
         "max_depth": max_depth,
@@ -1070,10 +1616,28 @@ def check_program(program: Program) -> GradCheck | None:
     """Run `program` through cpsgrad: the value of `value_and_grad` must be exactly the
     function's, an exception the same type as the function's, and the gradient must agree with
     finite differences (`check_grad`). Records hypothesis events (constructs and outcomes) and
-    rejects (`assume`) programs that raise or whose gradient is identically zero here. Must be
-    called inside a hypothesis test. Returns check_grad's result."""
+    rejects (`assume`) programs that raise, that cpsgrad refuses at a bare call statement
+    (`h(x)`, a call for its effect), or whose gradient is identically zero here. A program with
+    `rebinding` is then rebound and checked again the same way (except that raising or a zero
+    gradient is fine there). Must be called inside a hypothesis test. Returns check_grad's
+    result (of the first run)."""
     for construct in sorted(program.constructs):
         event(construct)
+    result = _check(program, first=True)
+    if program.rebinding:
+        program.rebind()
+        again = _check(program, first=False)
+        if again is not None:
+            event("outcome: rebound and checked again")
+    return result
+
+
+def _check(program: Program, first: bool) -> GradCheck | None:
+    """One run of check_program's checks; None where the function raises (not on the first
+    run: that is rejected)."""
+    when = "" if first else " (after rebinding " + ", ".join(
+        f"{name} = {value}" for name, value in program.rebinding.items()
+    ) + ")"
     f = program.function
     try:
         expected = f(*program.arguments)
@@ -1084,29 +1648,58 @@ def check_program(program: Program) -> GradCheck | None:
             if type(transformed_error) is not type(error):
                 raise AssertionError(
                     f"the function raises {type(error).__name__}: {error}, but value_and_grad "
-                    f"raises {type(transformed_error).__name__}: {transformed_error}"
+                    f"raises {type(transformed_error).__name__}: {transformed_error}{when}"
                 ) from transformed_error
         else:
             raise AssertionError(
-                f"the function raises {type(error).__name__}: {error}, but value_and_grad returns"
+                f"the function raises {type(error).__name__}: {error}, but value_and_grad returns{when}"
             ) from None
+        if not first:
+            return None
         event(f"outcome: raises {type(error).__name__}")
         assume(False)
-    value, _ = cpsgrad.value_and_grad(f, argnums=program.argnums)(*program.arguments)
+    try:
+        value, _ = cpsgrad.value_and_grad(f, argnums=program.argnums)(*program.arguments)
+    except UnsupportedError as error:
+        if not _refused_at_a_bare_call(program, error):
+            raise
+        event("outcome: refused (a bare call)")
+        assume(False)
+        raise  # not reached: assume raises
     if not _same(value, expected):
         raise AssertionError(
-            f"value_and_grad returns {value!r} but the function returns {expected!r}"
+            f"value_and_grad returns {value!r} but the function returns {expected!r}{when}"
         )
-    result = check_grad(f, *program.arguments, argnums=program.argnums)
+    try:
+        result = check_grad(f, *program.arguments, argnums=program.argnums)
+    except AssertionError as error:
+        if not first:
+            raise AssertionError(f"{error}{when}") from error
+        raise
     zero = all(np.all(np.asarray(a) == 0.0) for a in result.analytic)
-    if zero and (result.skipped or all(np.all(np.asarray(n) == 0.0) for n in result.numeric)):
+    if first and zero and (result.skipped or all(np.all(np.asarray(n) == 0.0) for n in result.numeric)):
         event("outcome: rejected, zero gradient")
         assume(False)
-    if result.skipped:
-        event(f"outcome: skipped ({result.reason.split(':')[0].split(' near ')[0]})")
-    else:
-        event("outcome: checked")
+    if first:
+        if result.skipped:
+            event(f"outcome: skipped ({result.reason.split(':')[0].split(' near ')[0]})")
+        else:
+            event("outcome: checked")
     return result
+
+
+def _refused_at_a_bare_call(program: Program, error: UnsupportedError) -> bool:
+    """Whether `error` is cpsgrad's refusal of a call made for its effect, located at a bare call
+    statement of `program` (generated by discarded_results)."""
+    location = error.location
+    if location is None or "bare-call" not in program.constructs or "for its effect" not in error.construct:
+        return False
+    if os.path.abspath(location.filename) != os.path.abspath(program._path or ""):
+        return False
+    lines = program.source.splitlines()
+    if not 1 <= location.line <= len(lines):
+        return False
+    return re.fullmatch(r"\s*[hr]\d+\(.*\)", lines[location.line - 1]) is not None
 
 
 # --- the soak ----------------------------------------------------------------------------------
