@@ -1391,7 +1391,7 @@ class _Builder:
         kinds = []
         for _ in range(arity):
             kind = FLOAT
-            if arrays and self.chance(3):
+            if arrays and self.chance(4):
                 kind = MATRIX if self.views and self.chance(2) else VECTOR
             kinds.append(kind)
         names = ("u", "v", "w")[:arity]
@@ -1454,7 +1454,7 @@ class _Builder:
         floats_count = self.draw(st.integers(1, 3))
         names = [f"x{k}" for k in range(floats_count)]
         parameters = [(p, _Variable(FLOAT, differentiated=True)) for p in names]
-        if self.numpy and self.chance(3):
+        if self.numpy and self.chance(5 if self.repeated_arguments or self.views else 3):
             names.append("v")
             parameters.append(("v", _Variable(VECTOR, differentiated=True)))
         if self.views and self.chance(2):
@@ -1800,6 +1800,16 @@ def soak(
     return counts, failures
 
 
+_ALIASING_SWITCHES = (
+    "repeated_arguments",
+    "views",
+    "aliased_containers",
+    "discarded_results",
+    "captured_arguments",
+    "rebinding",
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cpsgrad.testing.programs",
@@ -1811,10 +1821,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=250, help="programs per hypothesis run")
     parser.add_argument("--no-numpy", action="store_true", help="no vector argument")
     parser.add_argument("--no-closures", action="store_true", help="no lambdas or nested defs")
+    for switch in _ALIASING_SWITCHES:
+        parser.add_argument(f"--no-{switch.replace('_', '-')}", action="store_true", help=f"{switch}=False")
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     parser.add_argument("--show", type=int, metavar="K", help="print K programs and exit")
     arguments = parser.parse_args(argv)
     options = {"numpy": not arguments.no_numpy, "closures": not arguments.no_closures}
+    options.update({switch: not getattr(arguments, f"no_{switch}") for switch in _ALIASING_SWITCHES})
     soak_options = {**options, "shrink": not arguments.no_shrink}
     if arguments.show:
         from hypothesis import HealthCheck, given, seed, settings
