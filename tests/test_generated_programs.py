@@ -12,6 +12,8 @@ import re
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
 
 import cpsgrad
 from cpsgrad.testing.programs import ENTRY, Program, check_program, programs
@@ -24,7 +26,7 @@ PROGRAMS = max(300, settings.default.max_examples)  # more under the soak profil
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-@given(programs())
+@given(programs(rebinding=False))  # on again when test_rebinding_a_module_function_alias_is_followed passes
 def test_generated_programs(program):
     with program:
         check_program(program)
@@ -90,3 +92,126 @@ def test_values_compare_exactly(value):
 
     assert _same(value, np.float64(value))
     assert not _same(value, 1.0) and not _same(1.0, value)
+
+
+# --- the aliasing grammar (repeated arguments, views, aliased containers, discarded results,
+# closures called with what they captured, module globals rebound between runs) ---
+
+ALIASING = {
+    # construct -> what its source must show (a regex), in at least one program using it
+    "repeated-argument": r"\b([hr]\d+)\((\w+), (\w+=)?\2\b",
+    "repeated-array-argument": r"\bh\d+\(",
+    "repeated-keyword-argument": r"\bh\d+\([^()]*\w+=",
+    "repeated-argument-in-loop": r"\n\s+(while|for) ",
+    "repeated-argument-recursion": r"def r\d+\(u, w, depth\)",
+    "repeated-argument-3": r"\bh\d+\(",
+    "view": r"\[::-1\]|\.T\b|\.reshape\(|\[:\]|\[0:3\]|\[1:\]|\[:2\]",
+    "view-transpose": r"\.T\b|np\.transpose\(",
+    "view-reshape": r"\.reshape\(",
+    "view-reversed": r"\[::-1\]|\[:, ::-1\]",
+    "view-slice": r"\[:\]|\[0:3\]|\[:, -?\d\]",
+    "basic-slice": r"\[(1:|:2|1:-1|::2|-2:)\]",
+    "matrix-argument": r"def f\(.*\bm, n\):",
+    "aliased-container": r"[\[({]",
+    "aliased-array-container": r"[\[(]([\w\[\]:-]+), .*\1|\"a\": ([\w\[\]:-]+), \"b\": \2",
+    "container-helper": r"def h\d+\(c\):",
+    "discarded-result": r"\n\s+unused\d+ = h\d+\(",
+    "bare-call": r"\n\s+h\d+\(.*\)\n",
+    "result-used-twice": r"\n\s+(a\d+) = h\d+\(.*\n\s+a\d+ = \1 [*+] \1\n",
+    "closure-called-with-captured": r"\bg\d+\(",
+    "vector-closure": r"\bg\d+ = lambda|def g\d+\(",
+    "rebinding": r"\n(c|act|vact)\d+ = ",
+    "global-float": r"\nc\d+ = ",
+    "global-function": r"\n(act|vact)\d+ = (math|np)\.",
+}
+
+
+def test_the_aliasing_constructs_occur():
+    """Each construct of the aliasing grammar occurs (in 300 programs) and shows in the source."""
+    seen: dict[str, str] = {}
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
+    @given(programs())
+    def collect(program):
+        for construct in program.constructs & ALIASING.keys():
+            seen.setdefault(construct, program.source)
+        if program.rebinding:  # rebound names are module globals the program reads
+            for name, value in program.rebinding.items():
+                assert re.search(rf"^{name} = (?!{re.escape(value)}$)", program.source, re.MULTILINE)
+
+    collect()
+    assert sorted(ALIASING.keys() - seen.keys()) == []
+    for construct, source in seen.items():
+        assert re.search(ALIASING[construct], source), (construct, source)
+
+
+@pytest.mark.parametrize(
+    "switch",
+    ["repeated_arguments", "views", "aliased_containers", "discarded_results", "captured_arguments", "rebinding"],
+)
+def test_aliasing_switches_turn_their_constructs_off(switch):
+    off = {
+        "repeated_arguments": {"repeated-argument", "repeated-argument-recursion"},
+        "views": {"view", "basic-slice", "matrix-argument"},
+        "aliased_containers": {"aliased-container", "container-helper"},
+        "discarded_results": {"discarded-result", "bare-call", "result-used-twice"},
+        "captured_arguments": {"closure-called-with-captured", "vector-closure"},
+        "rebinding": {"rebinding", "global-float", "global-function"},
+    }[switch]
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)
+    @given(programs(**{switch: False}))
+    def collect(program):
+        assert not program.constructs & off
+        assert not program.rebinding or switch != "rebinding"
+
+    collect()
+
+
+def _checked(program):
+    """check_program of one fixed program, inside a hypothesis test (it records events)."""
+    outcome = []
+
+    @settings(max_examples=1, deadline=None, database=None)
+    @given(st.none())
+    def run(_):
+        with program:
+            outcome.append(check_program(program))
+
+    run()
+    return outcome
+
+
+def test_a_refusal_at_a_bare_call_rejects_the_program():
+    source = "import numpy as np\n\n\ndef h0(u, v):\n    return u * v\n\n\ndef f(v, n):\n    h0(v, v)\n    return np.sum(v)\n"
+    program = Program(source, (np.array([0.3, -0.7, 1.1]), 1), (0,), frozenset({"bare-call"}))
+    with pytest.raises(Unsatisfiable):  # its only run is rejected
+        _checked(program)
+
+
+def test_a_refusal_elsewhere_is_a_failure():
+    source = "import numpy as np\n\n\ndef h0(u, v):\n    return u * v\n\n\ndef f(v, n):\n    h0(v, v)\n    return np.sum(v)\n"
+    program = Program(source, (np.array([0.3, -0.7, 1.1]), 1), (0,), frozenset())  # not a generated bare call
+    with pytest.raises(cpsgrad.UnsupportedError, match="for its effect"):
+        _checked(program)
+
+
+REBOUND_ALIAS = "import math\n\n\nact0 = math.sin\n\n\ndef f(x0, n):\n    return act0(x0) * 2.0\n"
+REBOUND_FLOAT = "import math\n\n\nc0 = 0.5\n\n\ndef f(x0, n):\n    return math.sin(c0 * x0) * x0\n"
+
+
+def test_rebinding_a_module_float_is_followed():
+    program = Program(REBOUND_FLOAT, (0.7, 1), (0,), frozenset({"rebinding"}), {"c0": "-1.25"})
+    assert _checked(program)[0] is not None
+    assert program.rebinding == {"c0": "-1.25"} and "c0 = -1.25\n" in repr(program)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a module-level function alias rebound between runs keeps the old function's gradient "
+    "(found by the aliasing generator; the lead's run-time guards fix it)",
+)
+def test_rebinding_a_module_function_alias_is_followed():
+    program = Program(REBOUND_ALIAS, (0.5, 1), (0,), frozenset({"rebinding"}), {"act0": "math.cos"})
+    _checked(program)
+

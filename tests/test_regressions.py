@@ -330,3 +330,10 @@ def test_std_of_single_values_has_gradient_zero_not_nan():
     assert cpsgrad.grad(cases.std_of_one_value)(np.array(0.5)).tolist() == 0.0
     np.testing.assert_array_equal(cpsgrad.grad(cases.std_of_single_rows)(np.array([[0.5, -1.0, 2.0]])), np.zeros((1, 3)))
     assert not check_grad(cases.std_of_single_rows, np.array([[0.5, -1.0, 2.0]])).skipped
+
+
+def test_two_calls_with_one_array_twice_and_a_view_in_the_callee():
+    # sum(u[:] * v) twice with u = v = x: 2 * sum(x ** 2), gradient 4x (cpsgrad gave 7x before
+    # the claimed loans; found by the aliasing generator)
+    x = np.array([0.3, 0.7, -1.1])
+    np.testing.assert_allclose(cpsgrad.grad(cases.calls_twice_with_one_array_twice)(x), 4.0 * x)

@@ -1270,9 +1270,18 @@ class _Builder:
             body = f"({body}) * {default}"
         if self.chance():
             self.note("lambda")
-            return [f"{indent}{name} = lambda {signature}: {body} + {parameter}"]
-        self.note("closure")
-        return [f"{indent}def {name}({signature}):", f"{indent}    return {body} + {parameter}"]
+            lines = [f"{indent}{name} = lambda {signature}: {body} + {parameter}"]
+        else:
+            self.note("closure")
+            lines = [f"{indent}def {name}({signature}):", f"{indent}    return {body} + {parameter}"]
+        kind = VECTOR if vector else FLOAT
+        captured = [c for c in captures if fn.lookup(c).kind == kind]
+        if self.captured_arguments and captured and self.chance(4):  # called at once with what it captured
+            self.note("closure-called-with-captured")
+            result = self.fresh("a")
+            lines.append(f"{indent}{result} = {name}({self.same_value(self.choose(captured), kind)})")
+            fn.scopes[-1][result] = _Variable(kind)
+        return lines
 
     # -- functions --
 

@@ -485,3 +485,11 @@ def _list_product(values):
 
 def _dict_product(values):
     return values["a"] * values["b"] - values["a"]
+
+
+def sliced_product(u, v):
+    return u[:] * v
+
+
+def calls_twice_with_one_array_twice(v):
+    return np.sum(sliced_product(v, v) + sliced_product(v, v))
