@@ -514,7 +514,7 @@ class _Builder:
         options: list[Callable[[], str]] = []
         available = [h for h in self.helpers if h.name != self.function.name and h.returns == FLOAT]
         if available:
-            options.append(lambda: self.helper_call(self.choose(available), depth))
+            options.append(lambda: self.helper_call(self.choose(self.weighted(available)), depth))
         recursive = [r for r in self.recursive if r[0] != self.function.name]
         if recursive:
             options.append(lambda: self.recursion_call(self.choose(recursive), depth))
@@ -583,23 +583,48 @@ class _Builder:
             return self.view(name, kind)
         return name
 
-    def helper_call(self, helper: _Helper, depth: int) -> str:
-        """A call of a generated helper; with repeated_arguments, sometimes the same variable at
-        two or more positions (scale= included), positionally or by keyword."""
+    def repeatable_helpers(self) -> list[_Helper]:
+        """Helpers this function could pass one of its variables twice (arrays weighted)."""
+        fn = self.function
+        helpers = []
+        for helper in self.helpers:
+            kinds = [*helper.kinds, *([FLOAT] if helper.scale else [])]
+            if helper.name != fn.name and any(kinds.count(k) >= 2 and fn.variables(k) for k in set(kinds)):
+                helpers.append(helper)
+        return self.weighted(helpers)
+
+    def weighted(self, helpers: list[_Helper]) -> list[_Helper]:
+        """`helpers`, those that could get one of this function's arrays twice three times over
+        (repeated_arguments=True), so that aliased arrays are drawn often."""
+        if not self.repeated_arguments:
+            return helpers
+        fn = self.function
+        result = []
+        for helper in helpers:
+            twice = [k for k in (VECTOR, MATRIX) if helper.kinds.count(k) >= 2 and fn.variables(k)]
+            result += [helper] * (3 if twice else 1)
+        return result
+
+    def helper_call(self, helper: _Helper, depth: int, repeat: bool = False) -> str:
+        """A call of a generated helper; with repeated_arguments, sometimes (`repeat`: where it
+        can, always) the same variable at two or more positions (scale= included), positionally
+        or by keyword."""
         self.note("helper-call")
         if helper.kinds and helper.kinds[0] in (TUPLE, DICT, VSEQ, VDICT):
             return f"{helper.name}({self.container_argument(helper.kinds[0], helper.length, depth)})"
         names = list(helper.parameters)
         kinds = list(helper.kinds)
-        scale = helper.scale and self.chance()
+        scale = helper.scale and (self.chance() or (repeat and helper.kinds.count(FLOAT) == 1))
         if scale:
             self.note("keyword-argument")
             names.append("scale")
             kinds.append(FLOAT)
         values = [self.argument(k, depth) for k in kinds]
         repeatable = [k for k in set(kinds) if kinds.count(k) >= 2]
-        if self.repeated_arguments and repeatable and self.chance(6):
-            kind = self.choose(sorted(repeatable))
+        chosen: list[int] = []  # the positions given one variable
+        if self.repeated_arguments and repeatable and (repeat or self.chance(6)):
+            arrays = [k for k in repeatable if k != FLOAT and self.function.variables(k)]
+            kind = self.choose(sorted(arrays)) if arrays and self.chance(6) else self.choose(sorted(repeatable))
             name = self.aliased(kind)
             if name is not None:
                 positions = [p for p, k in enumerate(kinds) if k == kind]
@@ -623,8 +648,8 @@ class _Builder:
         if positional and self.chance(2):
             keywords = self.draw(st.integers(1, positional))
             self.note("keyword-argument")
-            if len(set(values)) < len(values):
-                self.note("repeated-keyword-argument")
+        if any(p >= positional - keywords for p in chosen):  # scale= too
+            self.note("repeated-keyword-argument")
         parts = [values[p] for p in range(positional - keywords)]
         named = [f"{names[p]}={values[p]}" for p in range(positional - keywords, positional)]
         if len(named) > 1 and self.chance(3):
@@ -831,7 +856,7 @@ class _Builder:
         extra: list[Callable[[], str]] = []
         helpers = [h for h in self.helpers if h.name != fn.name and h.returns == VECTOR]
         if helpers:
-            extra.append(lambda: self.helper_call(self.choose(helpers), d))
+            extra += [lambda: self.helper_call(self.choose(self.weighted(helpers)), d)] * 2
         aliases = [a for a, k in self.global_functions.items() if k == VECTOR]
         if aliases:
 
@@ -972,6 +997,8 @@ class _Builder:
             kinds.append("matrix")
         if self.discarded_results and [h for h in self.helpers if h.name != fn.name]:
             kinds.append("discard")
+        if self.repeated_arguments and self.repeatable_helpers():
+            kinds.append("aliased-call")
         if self.closures and len(fn.scopes) == 1:
             kinds.append("closure")
         if fn.loops:
@@ -1049,6 +1076,12 @@ class _Builder:
             return [f"{indent}{name} = {value}"]
         if kind == "discard":
             return self.discard(indent)
+        if kind == "aliased-call":  # a helper given one of this function's variables twice or more
+            helper = self.choose(self.repeatable_helpers())
+            name = self.fresh("a")
+            call = self.helper_call(helper, self.max_depth - 1, repeat=True)
+            fn.scopes[-1][name] = _Variable(helper.returns)
+            return [f"{indent}{name} = {call}"]
         if kind == "vector":
             if fn.variables(VECTOR) and self.draw(st.integers(0, 3)) == 3:
                 return self.softmax(indent)
@@ -1093,7 +1126,7 @@ class _Builder:
         """A helper's result discarded (`unused = h(x, x)`, or a bare call `h(x, x)`, which
         cpsgrad refuses where an argument is differentiable), or used twice."""
         fn = self.function
-        helper = self.choose([h for h in self.helpers if h.name != fn.name])
+        helper = self.choose(self.weighted([h for h in self.helpers if h.name != fn.name]))
         call = self.helper_call(helper, self.max_depth - 1)
         form = self.draw(st.integers(0, 5))
         if form <= 2:
@@ -1396,13 +1429,18 @@ class _Builder:
             variable = _Variable(kind, length, differentiated=True)
             return [("c", variable)], _Helper("", ("c",), (kind,), False, FLOAT, length)
         arrays = self.numpy and (self.repeated_arguments or self.views)
-        arity = self.draw(st.integers(1, 3 if self.repeated_arguments else 2))
-        kinds = []
-        for _ in range(arity):
-            kind = FLOAT
-            if arrays and self.chance(4):
-                kind = MATRIX if self.views and self.chance(2) else VECTOR
-            kinds.append(kind)
+        if arrays and self.repeated_arguments and self.chance(2):  # an array helper, to pass one array twice
+            arity = self.draw(st.integers(2, 3))
+            kinds = [MATRIX if self.views and self.chance(1) else VECTOR for _ in range(arity)]
+            self.note("array-helper")
+        else:
+            arity = self.draw(st.integers(1, 3 if self.repeated_arguments else 2))
+            kinds = []
+            for _ in range(arity):
+                kind = FLOAT
+                if arrays and self.chance(4):
+                    kind = MATRIX if self.views and self.chance(2) else VECTOR
+                kinds.append(kind)
         names = ("u", "v", "w")[:arity]
         returns = VECTOR if VECTOR in kinds and self.chance(4) else FLOAT
         if returns == VECTOR:
