@@ -493,3 +493,18 @@ def sliced_product(u, v):
 
 def calls_twice_with_one_array_twice(v):
     return np.sum(sliced_product(v, v) + sliced_product(v, v))
+
+
+act = math.sin
+
+
+def lambda_reads_a_rebound_global_function(x):
+    g = lambda p: act(p)  # noqa: E731
+    return g(x)
+
+
+def nested_def_reads_a_rebound_global_function(x):
+    def g(p):
+        return act(p)
+
+    return g(x)
