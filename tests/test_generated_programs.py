@@ -127,22 +127,23 @@ ALIASING = {
 
 
 def test_the_aliasing_constructs_occur():
-    """Each construct of the aliasing grammar occurs (in 300 programs) and shows in the source."""
-    seen: dict[str, str] = {}
+    """Each construct of the aliasing grammar occurs (in 300 programs) and shows in the source of
+    a program that notes it (a note can outlive text drawn and dropped later, so not every one)."""
+    seen: dict[str, list[str]] = {}
 
     @settings(max_examples=300, deadline=None, database=None, derandomize=True)
     @given(programs())
     def collect(program):
         for construct in program.constructs & ALIASING.keys():
-            seen.setdefault(construct, program.source)
+            seen.setdefault(construct, []).append(program.source)
         if program.rebinding:  # rebound names are module globals the program reads
             for name, value in program.rebinding.items():
                 assert re.search(rf"^{name} = (?!{re.escape(value)}$)", program.source, re.MULTILINE)
 
     collect()
     assert sorted(ALIASING.keys() - seen.keys()) == []
-    for construct, source in seen.items():
-        assert re.search(ALIASING[construct], source), (construct, source)
+    for construct, sources in seen.items():
+        assert any(re.search(ALIASING[construct], source) for source in sources), (construct, sources[0])
 
 
 @pytest.mark.parametrize(

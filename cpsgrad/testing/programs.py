@@ -1518,6 +1518,11 @@ class _Builder:
             if not used:
                 del texts[0]
                 self.constructs -= {"rebinding", "global-float-definition", "global-function-definition"}
+            # a use drawn in text that was dropped later (a discarded expression) is no use
+            if not any(g.startswith(("act", "vact")) for g in used):
+                self.constructs -= {"global-function", "global-function-definition"}
+            if not any(g.startswith("c") for g in used):
+                self.constructs -= {"global-float", "global-float-definition"}
         uses_numpy = any("np." in line for text in texts for line in text)
         header = ["import math"] + (["", "import numpy as np"] if uses_numpy else [])
         source = "\n\n\n".join(["\n".join(header)] + ["\n".join(text) for text in texts]) + "\n"
