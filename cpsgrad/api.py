@@ -228,6 +228,9 @@ class _Runner:
         self.debug_nans = debug_nans or nonfinite.from_environment()
         self.programs: dict[tuple[str, ...], pipeline.Transformed] = {}
         self.parameters = source.parameter_names(function)
+        # positional arguments go straight to the program only where every parameter takes one
+        self.positional = len(self.parameters) == source.unwrap(function).__code__.co_argcount
+        self.signature: inspect.Signature | None = None
 
     def program(self, argument_kinds: tuple[str, ...]) -> pipeline.Transformed:
         transformed = self.programs.get(argument_kinds)
@@ -236,8 +239,10 @@ class _Runner:
         return transformed
 
     def __call__(self, args, kwargs):
-        if kwargs or len(args) != len(self.parameters):
-            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        if kwargs or len(args) != len(self.parameters) or not self.positional:
+            if self.signature is None:
+                self.signature = inspect.signature(self.function)
+            bound = self.signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = tuple(bound.arguments[p] for p in self.parameters)
         transformed = self.program(tuple(map(kinds.of, args)))

@@ -78,6 +78,8 @@ class _Normalizer:
         params = definition.params
         parameters = [*self.source.captured, *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))]
         body = self.block(definition.body.body)
+        if not body:  # `def f(x): pass`: the function returns None (cps needs a statement)
+            self.emit(body, cst.SimpleStatementLine([cst.Return(cst.Name("None"))]), definition)
         plain_params = cst.Parameters([cst.Param(cst.Name(p)) for p in parameters])
         normalized = cst.FunctionDef(definition.name, plain_params, syntax.indented(body))
         return Normalized(self.source, normalized, parameters, self.origins, self.loop_labels)
@@ -124,8 +126,13 @@ class _Normalizer:
             value = cst.BinaryOperation(node.target, operator, node.value)
             self.assignment([node.target], value, out, node)
         elif isinstance(node, cst.Expr):
+            if isinstance(node.value, cst.Name) and node.value.value not in self.locals or isinstance(node.value, cst.Attribute):
+                # a bare global, builtin or attribute read does nothing but may raise
+                # (NameError, AttributeError): it is kept, read for its effect
+                self.emit(out, cst.SimpleStatementLine([cst.Expr(node.value)]), node)
+                return
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)) or syntax.is_atom(node.value):
-                return  # docstrings and bare names do nothing
+                return  # docstrings, constants and local names do nothing
             value = self.simple(node.value, out)
             if not syntax.is_atom(value):  # xs.append(v) became an assignment, its value None
                 self.emit(out, cst.SimpleStatementLine([cst.Expr(value)]), node)
