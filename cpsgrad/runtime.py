@@ -386,7 +386,16 @@ class Unbound:
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _raise
     __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = __ge__ = _raise
     __eq__ = __ne__ = __contains__ = __round__ = __trunc__ = __floor__ = __ceil__ = _raise
+    __matmul__ = __rmatmul__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _raise
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = __divmod__ = __rdivmod__ = _raise
+    __call__ = __str__ = __format__ = __complex__ = __reversed__ = _raise
+    __array_ufunc__ = __array_function__ = _raise  # np.sin(v), np.sum(v)
     __hash__ = None
+
+    def __getattr__(self, attribute: str):  # only attributes it lacks: v.real, v.shape
+        if attribute.startswith("__") and attribute.endswith("__"):  # copy, pickle, numpy probing
+            raise AttributeError(attribute)
+        self._raise()
 
     def check(self):
         """Raise: the program's result is this unbound variable."""

@@ -230,6 +230,8 @@ class _Converter:
         straight: list = []
         for position, statement in enumerate(statements):
             small = _small(statement)
+            if isinstance(small, cst.Pass):  # an empty branch's placeholder (syntax.indented)
+                continue
             if isinstance(small, cst.Break):
                 return Block(straight, context.break_to)
             if isinstance(small, cst.Continue):
