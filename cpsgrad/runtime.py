@@ -406,6 +406,11 @@ def unbound(name: str) -> Unbound:
     return Unbound(name)
 
 
+def unbound_read(name: str):
+    """A read of a local variable that no path has bound yet: raise as Python would, at the read."""
+    Unbound(name)._raise()
+
+
 # ---- comprehensions and the builtin higher-order functions (transforms/comprehensions.py) ------
 
 

@@ -204,13 +204,16 @@ class Generator:
     def is_active_variable(self, variable: str) -> bool:
         return variable in self.active
 
-    def rename(self, node: cst.CSTNode, frame: _Frame) -> cst.CSTNode:
+    def rename(self, node: cst.CSTNode, frame: _Frame, passed: bool = False) -> cst.CSTNode:
+        """`node` reading the current versions; a variable bound on no path to here is read as
+        `unbound_read(name)` (raises UnboundLocalError), or, `passed` to a continuation (which may
+        not read it), as the sentinel `unbound(name)`."""
         mapping: dict[str, cst.BaseExpression] = {}
         for variable in syntax.variables_read(node):
             if variable in frame.versions:
                 mapping[variable] = cst.Name(frame.versions[variable])
             elif variable in self.program.order and variable not in self.invariants:
-                unbound = cst.Attribute(cst.Name(_RUNTIME), cst.Name("unbound"))
+                unbound = cst.Attribute(cst.Name(_RUNTIME), cst.Name("unbound" if passed else "unbound_read"))
                 mapping[variable] = cst.Call(unbound, [cst.Arg(cst.SimpleString(repr(variable)))])
         return node.visit(Renamer(mapping)) if mapping else node
 
@@ -313,7 +316,7 @@ class Generator:
             return {source: source}, True
         if isinstance(tail, Jump):
             target = tail.target
-            arguments = [syntax.code(self.rename(cst.Name(p), frame)) for p in target.parameters]
+            arguments = [syntax.code(self.rename(cst.Name(p), frame, passed=True)) for p in target.parameters]
             results = [self.adjoint(frame.versions.get(p, p)) for p in target.parameters if self.is_active_variable(p)]
             results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
             call = f"{target.name}({', '.join(arguments)})"
@@ -352,7 +355,7 @@ class Generator:
         else:
             target = tail.continuation
             version = self.new_version(frame, tail.target)
-            arguments = [syntax.code(self.rename(cst.Name(p), frame)) for p in target.parameters]
+            arguments = [syntax.code(self.rename(cst.Name(p), frame, passed=True)) for p in target.parameters]
             results = [self.adjoint(frame.versions.get(p, p)) for p in target.parameters if self.is_active_variable(p)]
             results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
             extras = results[1:]
