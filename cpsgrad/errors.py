@@ -89,3 +89,8 @@ class NonFiniteError(CpsgradError):
         self.program_line = program_line
         self.inputs = inputs
         self.results = results
+
+
+class RuleError(CpsgradError):
+    """A user's `@cpsgrad.rule` misbehaved: its backward raised, or contributed None or an
+    adjoint of the wrong shape or kind. The message names the rule (function, file:line)."""

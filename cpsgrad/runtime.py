@@ -8,11 +8,12 @@ from __future__ import annotations
 import builtins  # noqa: F401  (generated code reads builtins here when the user shadows them)
 import dataclasses
 import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
 
-from cpsgrad.errors import UnsupportedError
+from cpsgrad.errors import RuleError, UnsupportedError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime_arrays import *  # noqa: F403  (array helpers, listed in their __all__)
 from cpsgrad.runtime_arrays import array_divide, array_log_for_power, array_power_slope, array_sign
@@ -481,3 +482,63 @@ def enumerated_adjoint(adjoint):
     if not isinstance(adjoint, SequenceAdjoint):
         return 0.0
     return SequenceAdjoint(item(pair, 1) for pair in adjoint)
+
+
+# ---- user rules (@cpsgrad.rule): their backwards run checked (transforms/adjoint.inline_rule) ----
+
+
+def rule_adjoint(adjoint, value):
+    """A user rule's output adjoint: the symbolic zero `0.0` standing for an array's zeros
+    becomes those zeros, so that the rule may index it, read its shape, ..."""
+    if type(adjoint) is float and adjoint == 0.0:
+        if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+            return np.zeros_like(value)
+        if isinstance(value, np.floating):
+            return value.dtype.type(0.0)
+    return adjoint
+
+
+def _described(value) -> str:
+    if isinstance(value, (np.ndarray, DeviceArray)):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, np.generic):
+        return f"a numpy {value.dtype} scalar"
+    return f"{type(value).__name__} {value!r}"[:120]
+
+
+def rule_contribution(contribution, like, rule: str, parameter: str):
+    """A user rule's contribution to the adjoint of its input `like` (parameter `parameter`),
+    checked: not None; of `like`'s shape for an array, a real scalar for a number."""
+    problem = None
+    if contribution is None:
+        problem = "needs a value"
+    elif isinstance(like, (np.ndarray, DeviceArray)):
+        shape = getattr(contribution, "shape", None)
+        if isinstance(contribution, numbers.Number) and not isinstance(contribution, numbers.Real) or (
+            isinstance(contribution, (np.ndarray, np.generic)) and contribution.dtype.kind not in "fiub"
+        ):
+            problem = "must be real"
+        elif shape is None and not isinstance(contribution, numbers.Real):
+            problem = f"must be an array of shape {like.shape}"
+        elif shape is not None and tuple(shape) != like.shape or shape is None and like.shape != ():
+            problem = f"must have its input's shape {like.shape}"
+    elif isinstance(like, numbers.Real) and not isinstance(like, bool):
+        if isinstance(contribution, (np.ndarray, DeviceArray)):
+            if contribution.shape != () or contribution.dtype.kind not in "fiub":
+                problem = "must be a real scalar"
+        elif not isinstance(contribution, numbers.Real) or isinstance(contribution, bool):
+            problem = "must be a real scalar"
+    if problem is not None:
+        raise RuleError(
+            f"rule {rule}: its backward contributed {_described(contribution)} to {parameter}_d, "
+            f"the adjoint of {parameter}, which is {_described(like)}; a contribution {problem}"
+        )
+    return contribution
+
+
+def rule_failed(rule: str, error: Exception):
+    """A user rule's backward raised `error`: raise a RuleError naming the rule (a RuleError
+    from rule_contribution as it is)."""
+    if isinstance(error, RuleError):
+        raise error
+    raise RuleError(f"rule {rule}: its backward raised {type(error).__name__}: {error}") from error

@@ -782,6 +782,13 @@ class Generator:
             for position, (name, adjoint) in enumerate(zip(outputs, output_adjoints, strict=True)):
                 mapping[name] = cst.parse_expression(f"{record.target}[{position}]")
                 mapping[adjoint] = cst.parse_expression(f"{_RUNTIME}.item({output}, {position})")
+        checked = not rule.trusted  # a user's rule: its output adjoints materialized, its contributions checked
+        if checked:
+            label = syntax.code(cst.SimpleString(repr(rule.label)))
+        if checked and not self.holds_number(self.adjoint(record.target)):
+            values = [cst.Name(record.target)] if len(outputs) == 1 else [mapping[name] for name in outputs]
+            for adjoint, value in zip(output_adjoints, values, strict=True):
+                mapping[adjoint] = cst.parse_expression(f"{_RUNTIME}.rule_adjoint({syntax.code(mapping[adjoint])}, {syntax.code(value)})")
         defaults = _template_defaults(rule)
         accumulators: dict[str, str | None] = {}
         for parameter in rule.signature.parameters:
@@ -795,15 +802,28 @@ class Generator:
         renamer = Renamer(mapping)
         # numbers in and a number out (not np.full(3, a)): no broadcasting happened to undo
         numbers_only = self.holds_number(self.adjoint(record.target)) and all(self.is_number(a) for a in record.bound.values())
+        start = len(lines)
         for statement in backward:
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
             if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
                 adjoint = accumulators[small.target.value]
                 if adjoint is not None:
                     value = syntax.strip_parentheses(small.value.visit(_WITHOUT_UNBROADCAST)) if numbers_only else small.value
-                    self.accumulate(adjoint, syntax.code(value.visit(renamer)), defined, pad, lines)
+                    contribution = syntax.code(value.visit(renamer))
+                    if checked:
+                        parameter = small.target.value[: -len(TEMPLATE_ADJOINT_SUFFIX)]
+                        like = syntax.code(mapping[parameter])
+                        contribution = f"{_RUNTIME}.rule_contribution({contribution}, {like}, {label}, {parameter!r})"
+                    self.accumulate(adjoint, contribution, defined, pad, lines)
             else:
                 raise NoRuleError(None, f"rule {rule.name}", "rule templates' backward may only accumulate with `x_d += ...`")
+        if checked and len(lines) > start:  # whatever the rule's backward raises names the rule
+            body = lines[start:]
+            del lines[start:]
+            lines.append(f"{pad}try:")
+            lines.extend("    " + line for line in body)
+            lines.append(f"{pad}except Exception as error:")
+            lines.append(f"{pad}    {_RUNTIME}.rule_failed({label}, error)")
 
     def holds_number(self, adjoint: str) -> bool:
         """Whether the adjoint named `adjoint` belongs to a variable that always holds a number."""

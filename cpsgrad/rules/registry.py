@@ -36,6 +36,19 @@ class Rule:
         return self.template.__name__
 
     @cached_property
+    def trusted(self) -> bool:
+        """A built-in rule (cpsgrad's own module): its backward is inlined unchecked. A user's
+        rule gets its contributions checked (runtime.rule_contribution)."""
+        return getattr(self.template, "__module__", "").split(".")[0] == "cpsgrad"
+
+    @cached_property
+    def label(self) -> str:
+        """`name (file:line)`, how errors about this rule name it."""
+        code = getattr(self.template, "__code__", None)
+        where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+        return f"{self.template.__name__}{where}"
+
+    @cached_property
     def signature(self) -> inspect.Signature:
         return inspect.signature(self.template)
 

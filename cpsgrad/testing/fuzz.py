@@ -268,9 +268,10 @@ _COMMON_STATEMENTS = tuple(k for k in range(41) if k not in _EXOTIC_STATEMENTS)
 class _Builder:
     """Draws a function's body as text, tracking the names in scope and the loop depth."""
 
-    def __init__(self, draw, budget: int, common: float):
+    def __init__(self, draw, budget: int, common: float, exotic: float):
         self.draw = draw
         self.common = common  # the chance of a common statement kind
+        self.exotic = exotic  # the chance of an exotic expression kind
         self.budget = budget  # statements left
         self.names = ["x", "y", "n"]
         self.serial = 0
@@ -309,7 +310,7 @@ class _Builder:
             return self.atom()
         d = depth - 1
         e = lambda: self.expr(d)  # noqa: E731
-        kind = self.choice(_COMMON_EXPRESSIONS if self.chance(0.95) else _EXOTIC_EXPRESSIONS)
+        kind = self.choice(_COMMON_EXPRESSIONS if self.chance(1.0 - self.exotic) else _EXOTIC_EXPRESSIONS)
         if kind <= 5:
             return f"({e()} {self.choice(_BINARY[:6] if self.chance(0.95) else _BINARY)} {e()})"
         if kind == 6:
@@ -387,7 +388,7 @@ class _Builder:
         if kind == 25:
             return self.choice((
                 f"(lambda u: u * {e()})({e()})", f"(lambda u, w={e()}: u * w)({e()})",
-                f"(lambda *a: a[0])({e()})", f"(lambda **k: {e()})()", f"(lambda: {e()})()",
+                f"(lambda v: v[0])(({e()},))", f"(lambda: {e()})()",
                 f"(lambda u, *, w=2.0: u + w)({e()}, w={e()})", f"(lambda u, /: u)({e()})",
                 f"(lambda u=(lambda: {e()}): u())()",
             ))
@@ -421,10 +422,13 @@ class _Builder:
     def block(self, indent: int, loop: bool, function: str, size: int | None = None) -> list[str]:
         count = size if size is not None else self.draw(st.integers(1, 3))
         lines: list[str] = []
+        outer = list(self.names)
         for _ in range(count):
             if self.budget <= 0:
                 break
             lines += self.statement(indent, loop, function)
+        if size is None and self.chance(0.8):  # a nested block's names, mostly forgotten after it
+            self.names = outer
         return lines or ["    " * indent + "pass"]
 
     def statement(self, indent: int, loop: bool, function: str) -> list[str]:
@@ -434,7 +438,8 @@ class _Builder:
         nested = lambda extra=1, in_loop=loop, size=None: self.block(indent + extra, in_loop, function, size)  # noqa: E731
         kind = self.choice(_COMMON_STATEMENTS if self.chance(self.common) else _EXOTIC_STATEMENTS)
         if kind <= 9:
-            return [f"{pad}{self.target()} = {e()}"]
+            value = e()
+            return [f"{pad}{self.target()} = {value}"]
         if kind == 10:
             return [f"{pad}{self.choice(self.names[:1] + self.names[3:])} {self.choice(_AUGMENTED)} {e()}"]
         if kind == 11:
@@ -518,7 +523,9 @@ class _Builder:
             return [f"{pad}{self.choice(('import math', 'import numpy as np', 'from math import sin', 'from math import *', 'import os.path'))}"]
         if kind <= 31:
             g = self.fresh("g")
-            params = self.choice(("u", "u, w=1.0", "u, *rest", "u, **options", "u, /, w=2.0", "u, *, w=0.5", "u: float = 1.0", f"u, w={e()}"))
+            params = self.choice(("u", "u, w=1.0", f"u, w={e()}", "u: float = 1.0", "u, /, w=2.0", "u, *, w=0.5"))
+            if self.chance(0.05):
+                params = self.choice(("u, *rest", "u, **options"))
             decorators = [f"{pad}@{self.choice(('ident', 'twice', 'functools.lru_cache', 'staticmethod', 'functools.cache'))}"] if self.chance(0.2) else []
             prefix = "async " if self.chance(0.1) else ""
             body: list[str] = []
@@ -554,7 +561,7 @@ class _Builder:
             return [f"{pad}{self.choice((f'yield {e()}', f'yield from ({e()},)', f'x = yield {e()}', f'await {e()}', f'async for q in {e()}: pass', f'async with {e()}: pass'))}"]
         if kind == 36:
             g = self.fresh("g")
-            return [f"{pad}{g} = lambda {self.choice(('u', 'u, w=' + e(), '*a', '**k', ''))}: {e()}",
+            return [f"{pad}{g} = lambda {self.choice(('u', 'u, w=' + e(), '', 'u=' + e()))}: {e()}",
                     f"{pad}{self.target()} = {g}({self.choice(('x', '', e()))})"]
         if kind == 37:
             return [f"{pad}{self.target()} = {self.choice(('x', 'y'))} if {e()} else {e()}"]
@@ -572,7 +579,7 @@ class _Builder:
 
 @st.composite
 def _functions(draw, max_statements: int) -> FuzzProgram:
-    builder = _Builder(draw, draw(st.integers(1, max_statements)), draw(st.sampled_from((0.9, 0.97, 1.0))))
+    builder = _Builder(draw, draw(st.integers(1, max_statements)), draw(st.sampled_from((1.0, 0.97, 0.9))), draw(st.sampled_from((0.0, 0.01, 0.05))))
     body = builder.block(1, False, ENTRY, size=draw(st.integers(1, 6)))
     final = draw(st.sampled_from((
         "    return x * 2.0", f"    return {builder.expr(2)}", "    return np.sum(y) + x",
