@@ -19,7 +19,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from cpsgrad.errors import CpsgradError
+from cpsgrad.errors import CpsgradError, RuleError
 
 TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its parameter `x`
 
@@ -124,6 +124,28 @@ def _key(primitive: object):
     return id(primitive)
 
 
+def _check_template(rule: Rule) -> None:
+    """A user's template, read and checked when it is registered (not when a program inlines
+    it): its source must be readable and its backward only `p_d += ...` for its parameters."""
+    try:
+        _, _, _, backward = rule.parts
+    except (OSError, TypeError, SyntaxError, cst.ParserSyntaxError) as error:
+        raise RuleError(
+            f"rule {rule.label}: cannot read its source ({error}); cpsgrad inlines a rule's "
+            "source, so define the template with def in a file"
+        ) from None
+    accumulators = {p + TEMPLATE_ADJOINT_SUFFIX for p in rule.signature.parameters}
+    for statement in backward:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if not (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
+                and isinstance(small.target, cst.Name) and small.target.value in accumulators):
+            code = cst.Module([statement]).code.strip().splitlines()[0]
+            raise RuleError(
+                f"rule {rule.label}: after yield, each statement must accumulate into a parameter's "
+                f"adjoint (x_d += ...), not `{code}`; accumulators here: {', '.join(sorted(accumulators))}"
+            )
+
+
 class RuleTable:
     """Primitive -> its templates (tried in order; the first whose signature fits a call wins)."""
 
@@ -136,6 +158,8 @@ class RuleTable:
         if not inspect.isgeneratorfunction(template) and "yield" in inspect.getsource(template):
             raise CpsgradError(f"rule template {template.__name__} must be a plain generator function")
         rule = Rule(primitive, template)
+        if not rule.trusted:
+            _check_template(rule)
         key = _key(primitive)
         if replace or key not in self._rules:
             self._rules[key] = []
