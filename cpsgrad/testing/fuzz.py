@@ -31,6 +31,7 @@ import argparse
 import builtins
 import collections
 import contextlib
+import inspect
 import math
 import signal
 import sys
@@ -134,26 +135,22 @@ class FuzzProgram(Program):
         return self._path
 
 
-def _lines(source: str) -> int:
-    return source.count("\n") + 1
+class Dropped(Exception):
+    """A program that cannot be judged: it does not compile or import, or runs too long."""
 
 
-def _run(callable_, *args):
-    """(value, None) or (None, exception) of callable_(*args) within the time limit."""
+def _run(callable_):
+    """(value, None) or (None, exception) of callable_() within the time limit."""
     old = np.seterr(all="ignore")
     try:
         with _time_limit(TIMEOUT):
-            return callable_(*args), None
+            return callable_(), None
     except _Timeout:
-        event("outcome: timeout")
-        assume(False)
-    except RecursionError as error:  # deep recursion is the user's; depth is not compared
-        return None, error
+        raise Dropped("timeout") from None
     except Exception as error:
         return None, error
     finally:
         np.seterr(**old)
-    raise AssertionError("unreachable")
 
 
 def _describe(error: BaseException) -> str:
@@ -162,16 +159,16 @@ def _describe(error: BaseException) -> str:
     return "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=-8))
 
 
-def _check_located(program: FuzzProgram, error: CpsgradError, during: str) -> None:
+def _check_located(error: CpsgradError, filename: str, lines: int | None, during: str) -> None:
     if not isinstance(error, LocatedError):
         return
     location = error.location
     if location is None:
         raise InternalError(f"{during}: {type(error).__name__} without a location: {error}") from error
-    if location.filename != program.path or not 1 <= location.line <= _lines(program.source):
+    if location.filename != filename or location.line < 1 or lines is not None and location.line > lines:
         raise InternalError(
-            f"{during}: {type(error).__name__} located at {location}, not in the program "
-            f"({program.path}, {_lines(program.source)} lines): {error}"
+            f"{during}: {type(error).__name__} located at {location}, not in the user's source "
+            f"({filename}): {error}"
         ) from error
 
 
@@ -186,63 +183,68 @@ def _same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def check_function(program: FuzzProgram) -> str:
-    """Run `program` through `cpsgrad.show` and `cpsgrad.value_and_grad`; return its outcome or
-    raise `InternalError`. Must be called inside a hypothesis test (it records events, and drops
-    programs that do not compile or run too long)."""
-    try:
-        compile(program.source, "<fuzz>", "exec")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        event("outcome: invalid Python")
-        assume(False)
-    try:
-        f = program.function
-    except Exception:
-        event("outcome: module does not import")
-        assume(False)
+def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str | None = None, lines: int | None = None) -> str:
+    """Run `function` through `cpsgrad.show(function, example=arguments)` and
+    `cpsgrad.value_and_grad(function, argnums)(*arguments)`; return the outcome ("result",
+    "refused: UnsupportedError (construct)", "user error: NameError") or raise `InternalError`.
+    A located error must point into `filename` (default: the function's file), at most at line
+    `lines`. An exception that is not a CpsgradError must be the one the original raises; a
+    value must be the original's. Raises `Dropped` for a run past `TIMEOUT` seconds."""
+    if filename is None:
+        filename = inspect.getsourcefile(function)
     # show: nothing of the user's runs, so any exception is cpsgrad's
-    shown, error = _run(lambda: cpsgrad.show(f, example=program.arguments))
+    _, error = _run(lambda: cpsgrad.show(function, example=arguments))
     if error is not None:
         if not isinstance(error, CpsgradError):
             raise InternalError(f"show raised {_describe(error)}") from error
-        _check_located(program, error, "show")
-    # value_and_grad: compare with the original
-    result, error = _run(lambda: cpsgrad.value_and_grad(f, argnums=program.argnums)(*program.arguments))
-    if error is not None and isinstance(error, CpsgradError):
-        _check_located(program, error, "value_and_grad")
-        outcome = f"refused: {type(error).__name__}"
-        if isinstance(error, LocatedError):
-            outcome += f" ({error.construct})"
-    else:
-        expected, original_error = _run(lambda: f(*program.arguments))
-        if error is not None:
-            if original_error is None:
-                raise InternalError(
-                    f"value_and_grad raised {_describe(error)}\nbut the function returns {expected!r}"
-                ) from error
-            if type(original_error) is not type(error):
-                raise InternalError(
-                    f"value_and_grad raised {_describe(error)}\nbut the function raises "
-                    f"{type(original_error).__name__}: {original_error}"
-                ) from error
-            outcome = f"user error: {type(error).__name__}"
-            if _verbose:
-                outcome += f" ({str(error)[:60]})"
-        elif original_error is not None:
-            if isinstance(original_error, RecursionError):
-                outcome = "result (original: RecursionError)"
-            else:
-                raise InternalError(
-                    f"value_and_grad returned {result!r} but the function raises "
-                    f"{_describe(original_error)}"
-                )
-        else:
-            value = result[0]
-            if not _same_value(value, expected):
-                raise InternalError(f"value_and_grad's value is {value!r}, the function returns {expected!r}")
-            outcome = "result"
+        _check_located(error, filename, lines, "show")
+    result, error = _run(lambda: cpsgrad.value_and_grad(function, argnums=argnums)(*arguments))
+    if isinstance(error, CpsgradError):
+        _check_located(error, filename, lines, "value_and_grad")
+        construct = f" ({error.construct})" if isinstance(error, LocatedError) else ""
+        return f"refused: {type(error).__name__}{construct}"
+    expected, original_error = _run(lambda: function(*arguments))
+    if error is not None:
+        if original_error is None:
+            raise InternalError(
+                f"value_and_grad raised {_describe(error)}\nbut the function returns {expected!r}"
+            ) from error
+        if type(original_error) is not type(error):
+            raise InternalError(
+                f"value_and_grad raised {_describe(error)}\nbut the function raises "
+                f"{type(original_error).__name__}: {original_error}"
+            ) from error
+        detail = f" ({str(error)[:60]})" if _verbose else ""
+        return f"user error: {type(error).__name__}{detail}"
+    if isinstance(original_error, RecursionError):  # cpsgrad's depth limit is higher than Python's
+        return "result (the original: RecursionError)"
+    if original_error is not None:
+        raise InternalError(f"value_and_grad returned {result!r} but the function raises {_describe(original_error)}")
+    if not _same_value(result[0], expected):
+        raise InternalError(f"value_and_grad's value is {result[0]!r}, the function returns {expected!r}")
+    return "result"
+
+
+def check_function(program: FuzzProgram) -> str:
+    """`classify` a drawn program; inside a hypothesis test (records the outcome as an event,
+    rejects programs that do not compile or run too long)."""
+    try:
+        compile(program.source, "<fuzz>", "exec")
+        function = program.function
+    except Exception:
+        event("outcome: invalid Python")
+        assume(False)
+    try:
+        outcome = classify(function, program.arguments, program.argnums, program.path, _lines(program.source))
+    except Dropped:
+        event("outcome: timeout")
+        assume(False)
     event(f"outcome: {outcome}")
     return outcome
+
+
+def _lines(source: str) -> int:
+    return source.count("\n") + 1
 
 
 # --- the grammar of functions close to what cpsgrad supports ------------------------------------
@@ -285,7 +287,7 @@ class _Builder:
 
     def chance(self, p: float = 0.5) -> bool:
         # hypothesis favours 0 (and shrinks towards it): 0 is the likelier outcome
-        number = self.draw(st.integers(0, 99))
+        number = self.draw(st.sampled_from(range(100)))
         return number < round(100 * p) if p >= 0.5 else number >= 100 - round(100 * p)
 
     # expressions
@@ -636,11 +638,12 @@ def hypothesmith_functions() -> st.SearchStrategy[FuzzProgram]:
 
 
 def any_functions(hypothesmith_share: float = 0.2) -> st.SearchStrategy[FuzzProgram]:
-    """Mostly `functions()`, `hypothesmith_share` of the time `hypothesmith_functions()`."""
+    """`functions()` or, about `hypothesmith_share` of the time, `hypothesmith_functions()`
+    (hypothesis' own choices skew the share; the soak runs the two in separate chunks)."""
     if hypothesmith is None or hypothesmith_share <= 0:
         return functions()
-    grammar, arbitrary = functions(), hypothesmith_functions()
-    return st.floats(0.0, 1.0).flatmap(lambda p: arbitrary if p < hypothesmith_share else grammar)
+    threshold = 100 - round(100 * hypothesmith_share)
+    return st.sampled_from(range(100)).flatmap(lambda k: hypothesmith_functions() if k >= threshold else functions())
 
 
 # --- the soak ----------------------------------------------------------------------------------
@@ -649,7 +652,7 @@ def any_functions(hypothesmith_share: float = 0.2) -> st.SearchStrategy[FuzzProg
 def _soak_chunk(job: tuple[int, int, float]) -> dict[str, Any]:
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
-    count, chunk_seed, share = job
+    count, chunk_seed, origin = job
     counts: collections.Counter[str] = collections.Counter()
     failures: list[str] = []
     reported: set[str] = set()
@@ -659,7 +662,7 @@ def _soak_chunk(job: tuple[int, int, float]) -> dict[str, Any]:
         max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck),
         report_multiple_bugs=True, print_blob=False, phases=[p for p in Phase if p is not Phase.shrink],
     )
-    @given(any_functions(share))
+    @given(hypothesmith_functions() if origin == "hypothesmith" else functions())
     def run(program: FuzzProgram) -> None:
         with program:
             try:
@@ -691,10 +694,14 @@ def _soak_chunk(job: tuple[int, int, float]) -> dict[str, Any]:
 
 
 def soak(total: int, seed: int = 0, jobs: int = 1, chunk: int = 200, hypothesmith_share: float = 0.2):
-    """Check `total` programs (chunks of `chunk`, seeded seed, seed + 1, ...) in `jobs`
-    processes; return counts by outcome and the internal errors' reports."""
-    sizes = [chunk] * (total // chunk) + ([total % chunk] if total % chunk else [])
-    work = [(size, seed + k, hypothesmith_share) for k, size in enumerate(sizes)]
+    """Check `total` programs, `hypothesmith_share` of them hypothesmith's (chunks of `chunk`
+    programs, each its own hypothesis run seeded seed, seed + 1, ...) in `jobs` processes;
+    return counts by outcome and the internal errors' reports."""
+    arbitrary = round(total * hypothesmith_share)
+    work = []
+    for origin, count in (("grammar", total - arbitrary), ("hypothesmith", arbitrary)):
+        sizes = [chunk] * (count // chunk) + ([count % chunk] if count % chunk else [])
+        work += [(size, seed + len(work) + k, origin) for k, size in enumerate(sizes)]
     counts: collections.Counter[str] = collections.Counter()
     failures: list[str] = []
     started = time.monotonic()
