@@ -37,6 +37,7 @@ import signal
 import sys
 import textwrap
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -228,17 +229,19 @@ def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str
 def check_function(program: FuzzProgram) -> str:
     """`classify` a drawn program; inside a hypothesis test (records the outcome as an event,
     rejects programs that do not compile or run too long)."""
-    try:
-        compile(program.source, "<fuzz>", "exec")
-        function = program.function
-    except Exception:
-        event("outcome: invalid Python")
-        assume(False)
-    try:
-        outcome = classify(function, program.arguments, program.argnums, program.path, _lines(program.source))
-    except Dropped:
-        event("outcome: timeout")
-        assume(False)
+    with warnings.catch_warnings():  # drawn code is full of SyntaxWarnings (1.5[0]) and RuntimeWarnings
+        warnings.simplefilter("ignore")
+        try:
+            compile(program.source, "<fuzz>", "exec")
+            function = program.function
+        except Exception:
+            event("outcome: invalid Python")
+            assume(False)
+        try:
+            outcome = classify(function, program.arguments, program.argnums, program.path, _lines(program.source))
+        except Dropped:
+            event("outcome: timeout")
+            assume(False)
     event(f"outcome: {outcome}")
     return outcome
 

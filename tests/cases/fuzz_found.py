@@ -1,0 +1,68 @@
+"""Programs on which cpsgrad's own machinery once crashed or differed from Python (found by
+cpsgrad.testing.fuzz); each must now give the original's outcome or a cpsgrad error."""
+
+import numpy as np
+
+
+def empty_body(x):
+    pass
+
+
+def docstring_only(x):
+    """Nothing but a docstring."""
+
+
+def nested_empty_def(x):
+    def inner(): pass  # noqa: E704
+    return x
+
+
+def empty_branches(x, y):
+    if x + y:
+        pass
+    elif y:
+        pass
+    else:
+        pass
+    return x * 2.0
+
+
+def bare_undefined_name(x):
+    undefined_name  # noqa: B018, F821
+    return x
+
+
+def bare_missing_attribute(x):
+    x.nope  # noqa: B018
+    return x
+
+
+def keyword_only(x, *, n):
+    return x * n
+
+
+def unbound_in_matmul(x):
+    a1 = (1e-3 @ a1) / x  # noqa: F821
+    return a1
+
+
+def unbound_copied(x):
+    a1 = a1  # noqa: F821, F841
+    return x
+
+
+def unbound_before_bad_keyword(x):
+    a1 = np.log(a1, dtype=float)  # noqa: F821
+    return x + a1
+
+
+def unbound_after_loop(x, n):
+    for i in range(n):
+        y = x * i
+    return y
+
+
+def unbound_in_numpy_call(x):
+    if x > 5.0:
+        a = x
+    return x * np.sum(a)
