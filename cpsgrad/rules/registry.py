@@ -139,6 +139,8 @@ def _check_template(rule: Rule) -> None:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
         if not (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
                 and isinstance(small.target, cst.Name) and small.target.value in accumulators):
+            if isinstance(statement, cst.SimpleStatementLine):  # without its comment
+                statement = statement.with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
             code = cst.Module([statement]).code.strip().splitlines()[0]
             raise RuleError(
                 f"rule {rule.label}: after yield, each statement must accumulate into a parameter's "

@@ -1,0 +1,175 @@
+# ruff: noqa: F821, F841  (rule templates: read by the transform, their names undefined)
+"""User rules (@cpsgrad.rule) that misbehave get a RuleError naming the rule and what it did;
+built-in rules are inlined unchecked."""
+
+import numpy as np
+import pytest
+
+import cpsgrad
+from cpsgrad.errors import RuleError
+from cpsgrad.rules.registry import TABLE
+
+X = np.array([0.4, -0.9, 1.3])
+
+
+def triple(x):
+    return x * 3.0
+
+
+def split(x):
+    return x * 3.0, x * 2.0
+
+
+@pytest.fixture
+def register():
+    """Register templates for the test only."""
+    added = []
+
+    def add(primitive, template):
+        cpsgrad.rule(primitive)(template)
+        added.append(TABLE.rules_for(primitive)[0])
+
+    yield add
+    for rule in added:
+        TABLE.remove(rule)
+
+
+def uses_triple(x):
+    return np.sum(triple(x))
+
+
+def uses_triple_on_number(x):
+    return triple(x) * 1.0
+
+
+def uses_first_half(x):
+    a, b = split(x)
+    return np.sum(a)
+
+
+def uses_triple_in_one_branch(x):
+    y = triple(x)
+    if x[0] > 0:
+        z = y * 2.0
+    else:
+        z = x * 1.0
+    return np.sum(z)
+
+
+def test_wrong_shape_names_the_rule_and_the_shapes(register):
+    def wrong_shape(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += np.ones(5)  # noqa: F841
+
+    register(triple, wrong_shape)
+    with pytest.raises(RuleError) as raised:
+        cpsgrad.grad(uses_triple)(X)
+    message = str(raised.value)
+    assert f"wrong_shape ({__file__}:" in message
+    assert "an array of shape (5,)" in message and "shape (3,)" in message
+
+
+def test_array_for_a_number_is_refused(register):
+    def wrong_shape(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += np.ones(5)  # noqa: F841
+
+    register(triple, wrong_shape)
+    with pytest.raises(RuleError, match="float 0.5; a contribution must be a real scalar"):
+        cpsgrad.grad(uses_triple_on_number)(0.5)
+
+
+def test_none_is_refused(register):
+    def contributes_none(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += None  # noqa: F841
+
+    register(triple, contributes_none)
+    with pytest.raises(RuleError, match="contributes_none .*contributed NoneType None to x_d"):
+        cpsgrad.grad(uses_triple)(X)  # was a NaN gradient
+
+
+def test_an_exception_in_the_backward_names_the_rule(register):
+    def raises(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += y_d / 0  # noqa: F841
+
+    register(triple, raises)
+    with pytest.raises(RuleError, match="raises .*its backward raised ZeroDivisionError") as raised:
+        cpsgrad.grad(uses_triple_on_number)(0.5)
+    assert isinstance(raised.value.__cause__, ZeroDivisionError)
+
+
+def test_symbolic_zero_reaches_a_user_rule_as_zeros(register):
+    def indexes_its_adjoints(x):
+        a, b = split(x)
+        a_d, b_d = yield a, b
+        x_d += a_d * 3.0  # noqa: F841
+        x_d += np.full(3, b_d[0]) * 2.0  # noqa: F841  (b_d is zero here: nothing reads b)
+
+    register(split, indexes_its_adjoints)
+    assert np.array_equal(cpsgrad.grad(uses_first_half)(X), np.full(3, 3.0))
+
+
+def test_symbolic_zero_after_a_branch(register):
+    def indexes(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += y_d * 3.0 + y_d[0] * 0.0  # noqa: F841
+
+    register(triple, indexes)
+    assert np.array_equal(cpsgrad.grad(uses_triple_in_one_branch)(X), np.full(3, 6.0))
+    assert np.array_equal(cpsgrad.grad(uses_triple_in_one_branch)(-X), np.ones(3))
+
+
+def test_scalar_contribution_to_an_array_is_refused(register):
+    def sums(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += np.sum(y_d) * 3.0  # noqa: F841
+
+    register(triple, sums)
+    with pytest.raises(RuleError, match="must have its input's shape"):
+        cpsgrad.grad(uses_triple)(X)
+
+
+def test_a_correct_rule_gives_its_gradient(register):
+    def right(x):
+        y = triple(x)
+        y_d = yield y
+        x_d += y_d * 3.0  # noqa: F841
+
+    register(triple, right)
+    assert np.array_equal(cpsgrad.grad(uses_triple)(X), np.full(3, 3.0))
+    assert cpsgrad.grad(uses_triple_on_number)(0.5) == 3.0
+    assert "rule_contribution" in cpsgrad.show(uses_triple)
+
+
+def test_built_in_rules_are_not_checked():
+    def sine(x):
+        return np.sum(np.sin(x))
+
+    assert "rule_contribution" not in cpsgrad.show(sine) and "rule_adjoint" not in cpsgrad.show(sine)
+
+
+def test_a_backward_that_does_not_accumulate_is_refused_at_registration():
+    def assigns(x):
+        y = triple(x)
+        y_d = yield y
+        z_d = y_d * 3.0  # noqa: F841
+
+    with pytest.raises(RuleError, match=r"assigns \(.*\): after yield, each statement must accumulate .*`z_d = y_d \* 3.0`"):
+        cpsgrad.rule(triple)(assigns)
+    assert not TABLE.rules_for(triple)
+
+
+def test_a_template_without_source_is_refused_at_registration():
+    namespace = {"triple": triple}
+    exec("def hidden(x):\n    y = triple(x)\n    y_d = yield y\n    x_d += y_d\n", namespace)
+    with pytest.raises(RuleError, match="hidden .*cannot read its source"):
+        cpsgrad.rule(triple)(namespace["hidden"])
+    assert not TABLE.rules_for(triple)
