@@ -39,7 +39,7 @@ class Rule:
     def trusted(self) -> bool:
         """A built-in rule (cpsgrad's own module): its backward is inlined unchecked. A user's
         rule gets its contributions checked (runtime.rule_contribution)."""
-        return getattr(self.template, "__module__", "").split(".")[0] == "cpsgrad"
+        return (getattr(self.template, "__module__", None) or "").split(".")[0] == "cpsgrad"
 
     @cached_property
     def label(self) -> str:
