@@ -336,6 +336,41 @@ def convert(normalized: Normalized, active: set[str], namer: Namer, user_calls: 
     return Program(normalized, function, converter.continuations, converter.invariants, active, converter.order, continuation_name, namer, converter.calls)
 
 
+def maybe_unbound(program: Program) -> dict[str, set[str]]:
+    """Continuation name -> its parameters that some path may hand the sentinel
+    `cpsgrad_runtime.unbound(name)` (a variable unbound where a jump passes it, or passed on
+    from such a parameter without being assigned): reads of these are checked (adjoint.py), so
+    that they raise UnboundLocalError where Python would, not where the sentinel is first used."""
+    found: dict[str, set[str]] = {c.name: set() for c in program.continuations}
+    invariants = set(program.invariants)
+
+    def walk(block: Block, bound: set[str]) -> bool:
+        changed = False
+        bound = set(bound)
+        for statement in block.statements:
+            bound.update(name for targets, _ in assignments([statement]) for name in targets)
+        tail = block.tail
+        if isinstance(tail, Call):
+            bound.add(tail.target)
+            tail = Jump(tail.continuation) if tail.continuation is not None else None
+        if isinstance(tail, Jump):
+            missing = {p for p in tail.target.parameters if p not in bound} - found[tail.target.name]
+            found[tail.target.name] |= missing
+            changed = bool(missing)
+        elif isinstance(tail, Branch):
+            changed = walk(tail.then, bound)
+            changed = walk(tail.orelse, bound) or changed
+        return changed
+
+    changed = True
+    while changed:
+        changed = walk(program.function.body, set(program.function.parameters) | invariants)
+        for continuation in program.continuations:
+            bound = set(continuation.parameters) - found[continuation.name]
+            changed = walk(continuation.body, bound | invariants) or changed
+    return found
+
+
 # ---- printing the CPS stage --------------------------------------------------------------------
 
 
