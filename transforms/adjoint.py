@@ -818,10 +818,9 @@ class Generator:
             else:
                 raise NoRuleError(None, f"rule {rule.name}", "rule templates' backward may only accumulate with `x_d += ...`")
         if checked and len(lines) > start:  # whatever the rule's backward raises names the rule
-            body = lines[start:]
-            del lines[start:]
-            lines.append(f"{pad}try:")
-            lines.extend("    " + line for line in body)
+            for position in range(start, len(lines)):  # in place: Lines keeps each line's origin
+                lines[position] = "    " + lines[position]
+            lines.insert(start, f"{pad}try:")
             lines.append(f"{pad}except Exception as error:")
             lines.append(f"{pad}    {_RUNTIME}.rule_failed({label}, error)")
 
