@@ -407,6 +407,13 @@ def unbound(name: str) -> Unbound:
     return Unbound(name)
 
 
+def check_bound(value) -> None:
+    """A continuation's read of a parameter some jump passes unbound (the sentinel): raise as
+    Python would, where it reads the variable."""
+    if type(value) is Unbound:
+        value._raise()
+
+
 def unbound_read(name: str):
     """A read of a local variable that no path has bound yet: raise as Python would, at the read."""
     Unbound(name)._raise()

@@ -45,6 +45,13 @@ def test_hypothesmith_functions_never_crash_cpsgrad(program):
         (cases.unbound_after_loop, (1.0, 0), "user error: UnboundLocalError"),
         (cases.unbound_after_loop, (1.0, 3), "result"),
         (cases.unbound_in_numpy_call, (1.0,), "user error: UnboundLocalError"),
+        # a read of a possibly unbound variable raises where Python reads it, before the operands after it
+        (cases.unbound_before_a_later_call, (1.0,), "user error: UnboundLocalError"),  # was a TypeError
+        (cases.unbound_in_a_loop_before_a_comprehension, (1.0,), "user error: UnboundLocalError"),
+        (cases.maybe_unbound_compared_by_identity, (1.0, False), "user error: UnboundLocalError"),  # returned 2.0
+        (cases.maybe_unbound_compared_by_identity, (1.0, True), "result"),
+        (cases.maybe_unbound_before_a_comprehension, (1.0, False), "user error: UnboundLocalError"),
+        (cases.maybe_unbound_before_a_comprehension, (1.0, True), "user error: TypeError"),
     ],
     ids=lambda value: getattr(value, "__name__", None) if callable(value) else None,
 )

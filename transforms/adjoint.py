@@ -21,7 +21,7 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
-from cpsgrad.transforms import calls, dispatch, fusion, naming, syntax
+from cpsgrad.transforms import calls, cps, dispatch, fusion, naming, syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
@@ -40,9 +40,10 @@ class _Frame:
     versions: dict[str, str]
     used: set[str]
     counters: dict[str, int] = field(default_factory=dict)
+    unchecked: set[str] = field(default_factory=set)  # parameters a jump may pass unbound, not yet read
 
     def copy(self) -> _Frame:
-        return _Frame(dict(self.versions), set(self.used), dict(self.counters))
+        return _Frame(dict(self.versions), set(self.used), dict(self.counters), set(self.unchecked))
 
 
 @dataclass
@@ -159,6 +160,7 @@ class Generator:
         self.origin: tuple = (None, "forward")  # what the lines emitted now come from (Lines)
         self.origins: list[tuple] = []  # after generate: per line of its text, (SourceLocation | None, pass)
         self.free_adjoints = self._free_adjoints()
+        self.maybe_unbound = cps.maybe_unbound(program)
         # in a program that other programs call (`borrows`), differentiated parameters never
         # reassigned: their adjoint's first contribution goes into what the caller lent for them
         # (cpsgrad_runtime.borrow); adjoint name -> parameter
@@ -198,11 +200,22 @@ class Generator:
             frame.counters[variable] = counter
         frame.used.add(candidate)
         frame.versions[variable] = candidate
+        frame.unchecked.discard(variable)
         self.version_owner[candidate] = variable
         return candidate
 
     def is_active_variable(self, variable: str) -> bool:
         return variable in self.active
+
+    def check_reads(self, node: cst.CSTNode, frame: _Frame, pad: str, lines: list[str]) -> None:
+        """Before a statement reading a parameter that a jump may have passed unbound
+        (cps.maybe_unbound), check it: UnboundLocalError where Python would raise it."""
+        if not frame.unchecked:
+            return
+        for variable in syntax.variables_read(node):
+            if variable in frame.unchecked:
+                frame.unchecked.discard(variable)
+                lines.append(f"{pad}{_RUNTIME}.check_bound({frame.versions.get(variable, variable)})")
 
     def rename(self, node: cst.CSTNode, frame: _Frame, passed: bool = False) -> cst.CSTNode:
         """`node` reading the current versions; a variable bound on no path to here is read as
@@ -271,6 +284,7 @@ class Generator:
 
     def continuation(self, continuation: Continuation, depth: int, lines: list[str]) -> None:
         frame = _Frame({p: p for p in continuation.parameters}, set(continuation.parameters))
+        frame.unchecked = set(self.maybe_unbound.get(continuation.name, ()))
         defined, _ = self.block(continuation.body, frame, depth, lines)
         if continuation.kind == "function":
             returned = list(self.differentiated)  # in the order argnums asked for
@@ -303,9 +317,11 @@ class Generator:
         # a tail's lines hand values on and bind the adjoints that come back
         self.origin = (self.normalized.location(getattr(tail, "statement", None) or getattr(tail, "origin", None)), "backward")
         if isinstance(tail, Raise):
+            self.check_reads(tail.statement, frame, pad, lines)
             lines.append(pad + syntax.code(self.rename(tail.statement, frame)).strip())
             return {}, False
         if isinstance(tail, Return):
+            self.check_reads(tail.value, frame, pad, lines)
             value = self.rename(tail.value, frame)
             source = self.active_source(value, frame)
             call = f"{self.k}({syntax.code(value)})"
@@ -326,7 +342,9 @@ class Generator:
                 lines.append(f"{pad}{', '.join([self.out, *results])} = {call}")
             return {name: name for name in results}, True
         if isinstance(tail, Call):
+            self.check_reads(tail.statement.body[0].value, frame, pad, lines)
             return self.call(tail, frame, depth, lines)
+        self.check_reads(tail.test, frame, pad, lines)
         return self.branch(tail, frame, depth, lines)
 
     def call(self, tail: Call, frame: _Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
@@ -447,6 +465,7 @@ class Generator:
             self.inline_if(statement, frame, pad, lines)
             return
         small = statement.body[0]
+        self.check_reads(small.value, frame, pad, lines)
         if isinstance(small, cst.Expr):
             value = self.rename(small.value, frame)
             if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
@@ -479,6 +498,7 @@ class Generator:
 
     def inline_if(self, statement: cst.If, frame: _Frame, pad: str, lines: list[str]) -> None:
         """An inactive if kept as it is: every name it assigns gets one new version."""
+        self.check_reads(statement, frame, pad, lines)  # conservatively, every read of its branches too
         assigned: list[str] = []
         for targets, _ in assignments([statement]):
             assigned += [t for t in targets if t not in assigned]

@@ -71,6 +71,11 @@ class _Normalizer:
         params = source.definition.params
         parameters = {*source.captured, *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))}
         self.locals = self.reassigned | parameters
+        # the locals assigned (in source order) before the statement being normalized: a local
+        # read before its first assignment may be unbound, and is copied where it is read
+        # (`atom`), so that it raises where Python reads it, before the operands after it run
+        self.assigned = set(parameters)
+        self.user_locals = frozenset(self.locals)  # not the names this pass adds (comprehension accumulators)
         self.lists = lists.functional_lists(source.definition, parameters, Resolver(source.function, self.locals))
 
     def run(self) -> Normalized:
@@ -109,10 +114,15 @@ class _Normalizer:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     self.small_statement(small, out)
+                    self.assigned |= _assigned_in(small)
             elif isinstance(statement, cst.BaseSmallStatement):  # the body of `if c: stmt`
                 self.small_statement(statement, out)
-            else:
+                self.assigned |= _assigned_in(statement)
+            else:  # an if adds what both branches assign (if_statement); a loop, nothing
+                before = set(self.assigned)
                 self.compound_statement(statement, out)
+                if not isinstance(statement, cst.If):
+                    self.assigned = before
         return out
 
     def small_statement(self, node: cst.BaseSmallStatement, out: list) -> None:
@@ -170,7 +180,10 @@ class _Normalizer:
         test = node.test
         negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
         atom = self.atom(test.expression if negated else test, out)
+        before = set(self.assigned)
         body = self.block(node.body.body)
+        branches = [self.assigned] if not _ends_in_jump(node.body.body) else []
+        self.assigned = set(before)
         if node.orelse is None:
             orelse = []
         elif isinstance(node.orelse, cst.If):  # elif
@@ -178,6 +191,12 @@ class _Normalizer:
             self.if_statement(node.orelse, orelse)
         else:
             orelse = self.block(node.orelse.body.body)
+        if node.orelse is None or not isinstance(node.orelse, cst.If) and _ends_in_jump(node.orelse.body.body):
+            branches += [] if node.orelse is not None else [before]
+        else:
+            branches.append(self.assigned)
+        # after the if, what every branch reaching it assigned (definitely bound there)
+        self.assigned = before | set.intersection(*branches) if branches else before
         self.emit(out, syntax.if_statement(syntax.negate(atom) if negated else atom, body, orelse), node)
 
     def loop(self, label: str, body: list, origin: cst.CSTNode, out: list) -> None:
@@ -216,6 +235,7 @@ class _Normalizer:
 
     def for_loop(self, node: cst.For, out: list) -> None:
         self.loops += 1
+        self.assigned |= names_in(node.target)  # bound before the body runs
         label = naming.loop_label("for", self.loops)
         index = self.namer.fresh(naming.loop_state(label, "index"))
         iterable = node.iter
@@ -375,6 +395,8 @@ class _Normalizer:
 
     def atom(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         value = self.simple(node, out)
+        if isinstance(value, cst.Name) and value.value in self.user_locals and value.value not in self.assigned:
+            return self.temporary_value(value, out, node)  # read now: it may be unbound (self.assigned)
         if syntax.is_atom(value) and not self.local_attribute(value):
             return value
         return self.temporary_value(value, out, node)
@@ -506,8 +528,22 @@ def _binds(target: cst.BaseExpression, identifier: str) -> bool:
     return False
 
 
+def _ends_in_jump(statements) -> bool:
+    """Whether a branch ends with return, raise, break or continue (never reaches what follows)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else last
+    return isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue))
+
+
 def _assigned_names(definition: cst.FunctionDef) -> set[str]:
     """Names bound anywhere in a function body (assignments and loop targets)."""
+    return _assigned_in(definition.body)
+
+
+def _assigned_in(node: cst.CSTNode) -> set[str]:
+    """Names bound anywhere in `node` (assignments and loop targets)."""
     found: set[str] = set()
 
     class Binder(cst.CSTVisitor):
@@ -523,7 +559,7 @@ def _assigned_names(definition: cst.FunctionDef) -> set[str]:
         def visit_For(self, node: cst.For) -> None:
             found.update(names_in(node.target))
 
-    definition.body.visit(Binder())
+    node.visit(Binder())
     return found
 
 

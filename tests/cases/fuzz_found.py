@@ -66,3 +66,31 @@ def unbound_in_numpy_call(x):
     if x > 5.0:
         a = x
     return x * np.sum(a)
+
+
+def helper(u, w=1.0):
+    return u
+
+
+def unbound_before_a_later_call(x):
+    a3 = helper(x, a3 - np.sqrt(-0.25, axis=-1))  # noqa: F821
+    return a3
+
+
+def unbound_in_a_loop_before_a_comprehension(x):
+    for _ in (1, 2):
+        a5 = helper(a5, {v: v / "s" for v in [0.0]})  # noqa: F821, F841
+    return x * 2.0
+
+
+def maybe_unbound_compared_by_identity(x, c):
+    if c:
+        a = x
+    b = a is None  # noqa: F841
+    return x * 2.0
+
+
+def maybe_unbound_before_a_comprehension(x, c):
+    if c:
+        a = x
+    return x * helper(a, [v * 2.0 for v in (x, "s")])
