@@ -52,6 +52,11 @@ def test_hypothesmith_functions_never_crash_cpsgrad(program):
         (cases.maybe_unbound_compared_by_identity, (1.0, True), "result"),
         (cases.maybe_unbound_before_a_comprehension, (1.0, False), "user error: UnboundLocalError"),
         (cases.maybe_unbound_before_a_comprehension, (1.0, True), "user error: TypeError"),
+        (cases.maybe_unbound_in_an_untaken_branch, (1.0, 2.0), "result"),  # a check of the untaken branch raised
+        (  # known: captured where the closure is made, so UnboundLocalError there
+            cases.closure_of_an_unbound_variable, (1.0,),
+            "user error: NameError (a closure's free variable, raised where the closure is made)",
+        ),
     ],
     ids=lambda value: getattr(value, "__name__", None) if callable(value) else None,
 )

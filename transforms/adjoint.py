@@ -498,7 +498,8 @@ class Generator:
 
     def inline_if(self, statement: cst.If, frame: _Frame, pad: str, lines: list[str]) -> None:
         """An inactive if kept as it is: every name it assigns gets one new version."""
-        self.check_reads(statement, frame, pad, lines)  # conservatively, every read of its branches too
+        self.check_reads(statement.test, frame, pad, lines)
+        unchecked = set(frame.unchecked)  # the branches check their own reads (inline_branch)
         assigned: list[str] = []
         for targets, _ in assignments([statement]):
             assigned += [t for t in targets if t not in assigned]
@@ -507,6 +508,8 @@ class Generator:
             self.new_version(frame, variable)
         final = {v: frame.versions[v] for v in assigned}
         before = frame.copy()
+        before.unchecked = set(unchecked)
+        frame.unchecked |= unchecked & set(assigned)  # the new version may be the old one, unbound
         for variable, version in previous.items():
             if version is None:
                 before.versions.pop(variable, None)
@@ -515,6 +518,7 @@ class Generator:
         self.inline_if_lines(statement, before, final, pad, lines)
 
     def inline_if_lines(self, statement: cst.If, before: _Frame, final: dict[str, str], pad: str, lines: list[str]) -> None:
+        self.check_reads(statement.test, before, pad, lines)
         lines.append(f"{pad}if {syntax.code(self.rename(statement.test, before))}:")
         self.inline_branch(statement.body.body, before.copy(), final, pad + "    ", lines)
         if statement.orelse is not None:
@@ -540,6 +544,7 @@ class Generator:
                 written |= inner_assigned
                 continue
             small = statement.body[0]
+            self.check_reads(small.value if isinstance(small, (cst.Assign, cst.Expr)) else small, frame, pad, lines)
             if isinstance(small, cst.Assign):
                 value = self.rename(small.value, frame)
                 target = small.targets[0].target

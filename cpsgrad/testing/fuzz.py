@@ -210,6 +210,10 @@ def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str
             raise InternalError(
                 f"value_and_grad raised {_describe(error)}\nbut the function returns {expected!r}"
             ) from error
+        if type(original_error) is NameError and "free variable" in str(original_error) and type(error) is UnboundLocalError:
+            # known: a closure captures values where it is made, so a free variable not bound
+            # yet raises there, as UnboundLocalError, not when the closure reads it (docs/generator.md)
+            return "user error: NameError (a closure's free variable, raised where the closure is made)"
         if type(original_error) is not type(error):
             raise InternalError(
                 f"value_and_grad raised {_describe(error)}\nbut the function raises "

@@ -94,3 +94,14 @@ def maybe_unbound_before_a_comprehension(x, c):
     if c:
         a = x
     return x * helper(a, [v * 2.0 for v in (x, "s")])
+
+
+def closure_of_an_unbound_variable(x):
+    a1 = (lambda u=(lambda: a1): u())()  # noqa: F841
+    return x
+
+
+def maybe_unbound_in_an_untaken_branch(x, y):
+    for _ in (1, 2):
+        a6 = y if x > -10.0 else (y + a6)  # noqa: F821  (never taken: a6 is never read unbound)
+    return a6 * x
