@@ -185,8 +185,9 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str | None = None, lines: int | None = None) -> str:
-    """Run `function` through `cpsgrad.show(function, example=arguments)` and
-    `cpsgrad.value_and_grad(function, argnums)(*arguments)`; return the outcome ("result",
+    """Run `function` through `cpsgrad.show(function, example=arguments)`,
+    `cpsgrad.value_and_grad(function, argnums)(*arguments)` and, where that returns, `cpsgrad.grad`;
+    return the outcome ("result",
     "refused: UnsupportedError (construct)", "user error: NameError") or raise `InternalError`.
     A located error must point into `filename` (default: the function's file), at most at line
     `lines`. An exception that is not a CpsgradError must be the one the original raises; a
@@ -227,6 +228,9 @@ def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str
         raise InternalError(f"value_and_grad returned {result!r} but the function raises {_describe(original_error)}")
     if not _same_value(result[0], expected):
         raise InternalError(f"value_and_grad's value is {result[0]!r}, the function returns {expected!r}")
+    _, error = _run(lambda: cpsgrad.grad(function, argnums=argnums)(*arguments))  # the same runner
+    if error is not None:
+        raise InternalError(f"value_and_grad returned, but grad raised {_describe(error)}") from error
     return "result"
 
 
