@@ -9,11 +9,12 @@ import builtins  # noqa: F401  (generated code reads builtins here when the user
 import dataclasses
 import math
 import numbers
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
-from cpsgrad.errors import RuleError, UnsupportedError
+from cpsgrad.errors import RuleError, SourceLocation, UnsupportedError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime_arrays import *  # noqa: F403  (array helpers, listed in their __all__)
 from cpsgrad.runtime_arrays import array_divide, array_log_for_power, array_power_slope, array_sign
@@ -327,8 +328,11 @@ def refuse_in_place(value, where: str, rewrite: str) -> None:
     """Augmented assignment (`c += b`) on an array changes it in place, and every name sharing the
     array sees the change; the derivative program computes `c = c + b` instead, so it refuses."""
     if isinstance(value, np.ndarray):
+        # `where` is "file:line:col: statement" (adjoint.guard_in_place): the error is located
+        found = re.match(r"(.*?):(\d+):(\d+): (.*)", where, flags=re.DOTALL)
+        location = SourceLocation(found[1], int(found[2]), int(found[3])) if found else None
         raise UnsupportedError(
-            None, f"{where} (an array)",
+            location, f"{found[4] if found else where} (an array)",
             "augmented assignment changes an array in place (every name sharing it sees the change), "
             f"which cpsgrad does not differentiate; write a new value: {rewrite}",
         )

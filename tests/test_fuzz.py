@@ -1,6 +1,8 @@
 """cpsgrad.testing.fuzz: arbitrary functions get a result or a cpsgrad error, never an internal
 crash; and the programs that once crashed (tests/cases/fuzz_found.py) stay fixed."""
 
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -62,6 +64,16 @@ def test_hypothesmith_functions_never_crash_cpsgrad(program):
 )
 def test_found_programs_get_the_originals_outcome(function, arguments, outcome):
     assert fuzz.classify(function, arguments, (0,)) == outcome
+
+
+def test_the_run_time_refusal_of_augmented_assignment_is_located():
+    # was an UnsupportedError without a location (its place only in the construct's text)
+    y = np.array([0.5, -1.0, 1.5])
+    outcome = fuzz.classify(cases.augmented_assignment_on_an_array, (1.0, y), (0, 1))
+    assert outcome == "refused: UnsupportedError (a1 += x (an array))"
+    with pytest.raises(UnsupportedError) as raised:
+        cpsgrad.grad(cases.augmented_assignment_on_an_array)(1.0, y)
+    assert raised.value.location.line == inspect.getsourcelines(cases.augmented_assignment_on_an_array)[1] + 2
 
 
 def test_found_programs_values_and_gradients():

@@ -105,3 +105,9 @@ def maybe_unbound_in_an_untaken_branch(x, y):
     for _ in (1, 2):
         a6 = y if x > -10.0 else (y + a6)  # noqa: F821  (never taken: a6 is never read unbound)
     return a6 * x
+
+
+def augmented_assignment_on_an_array(x, y):
+    a1 = y
+    a1 += x
+    return float(np.sum(a1))
