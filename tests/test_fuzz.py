@@ -54,6 +54,8 @@ def test_hypothesmith_functions_never_crash_cpsgrad(program):
         (cases.maybe_unbound_compared_by_identity, (1.0, True), "result"),
         (cases.maybe_unbound_before_a_comprehension, (1.0, False), "user error: UnboundLocalError"),
         (cases.maybe_unbound_before_a_comprehension, (1.0, True), "user error: TypeError"),
+        (cases.raise_from_a_number, (1.0, 2), "user error: TypeError"),  # the cause was dropped: ValueError
+        (cases.raise_from_an_exception, (1.0,), "user error: ValueError"),
         (cases.maybe_unbound_in_an_untaken_branch, (1.0, 2.0), "result"),  # a check of the untaken branch raised
         (  # known: captured where the closure is made, so UnboundLocalError there
             cases.closure_of_an_unbound_variable, (1.0,),
@@ -74,6 +76,12 @@ def test_the_run_time_refusal_of_augmented_assignment_is_located():
     with pytest.raises(UnsupportedError) as raised:
         cpsgrad.grad(cases.augmented_assignment_on_an_array)(1.0, y)
     assert raised.value.location.line == inspect.getsourcelines(cases.augmented_assignment_on_an_array)[1] + 2
+
+
+def test_raise_from_keeps_its_cause():
+    with pytest.raises(ValueError, match="outer") as raised:
+        cpsgrad.grad(cases.raise_from_an_exception)(1.0)
+    assert isinstance(raised.value.__cause__, KeyError)
 
 
 def test_found_programs_values_and_gradients():

@@ -151,7 +151,8 @@ class _Normalizer:
             self.emit(out, cst.SimpleStatementLine([cst.Return(value)]), node)
         elif isinstance(node, cst.Raise):
             exception = None if node.exc is None else self.atom(node.exc, out)
-            self.emit(out, cst.SimpleStatementLine([cst.Raise(exception)]), node)
+            cause = None if node.cause is None else cst.From(self.atom(node.cause.item, out))  # raise e from c
+            self.emit(out, cst.SimpleStatementLine([cst.Raise(exception, cause)]), node)
         elif isinstance(node, cst.Assert):
             test = self.atom(node.test, out)
             failure: list = []

@@ -111,3 +111,11 @@ def augmented_assignment_on_an_array(x, y):
     a1 = y
     a1 += x
     return float(np.sum(a1))
+
+
+def raise_from_a_number(x, n):
+    raise ValueError from (0 % n)
+
+
+def raise_from_an_exception(x):
+    raise ValueError("outer") from KeyError("inner")
