@@ -84,6 +84,22 @@ def test_raise_from_keeps_its_cause():
     assert isinstance(raised.value.__cause__, KeyError)
 
 
+def test_refusals_in_lambda_defaults_are_located():
+    # statements normalize made for a lambda's default had no origin: errors without a location
+    y = np.array([0.5, -1.0, 1.5])
+    outcome = fuzz.classify(cases.refused_in_a_lambda_default, (1.0, y), (0, 1))
+    assert outcome == "refused: UnsupportedError (operator % on a sequence)"
+    assert fuzz.classify(cases.no_rule_in_a_lambda_default, (1.0, y), (1,)) == "refused: NoRuleError (call of np.sort)"
+    with pytest.raises(cpsgrad.NoRuleError) as raised:
+        cpsgrad.grad(cases.no_rule_in_a_lambda_default, argnums=1)(1.0, y)
+    assert raised.value.location.line == inspect.getsourcelines(cases.no_rule_in_a_lambda_default)[1] + 1
+
+
+def test_known_order_of_an_undefined_global_and_an_unbound_local():
+    outcome = fuzz.classify(cases.undefined_global_and_unbound_local, (1.0, False), (0,))
+    assert outcome == "user error: NameError (as UnboundLocalError: an unbound local read first)"
+
+
 def test_found_programs_values_and_gradients():
     assert cpsgrad.value_and_grad(cases.empty_branches, argnums=(0, 1))(1.0, 2.0) == (2.0, (2.0, 0.0))
     assert cpsgrad.value_and_grad(cases.unbound_after_loop)(1.5, 3) == (3.0, 2.0)

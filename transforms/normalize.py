@@ -75,6 +75,7 @@ class _Normalizer:
         # read before its first assignment may be unbound, and is copied where it is read
         # (`atom`), so that it raises where Python reads it, before the operands after it run
         self.assigned = set(parameters)
+        self.statements: list[cst.CSTNode] = []  # the user's statements being normalized, innermost last
         self.user_locals = frozenset(self.locals)  # not the names this pass adds (comprehension accumulators)
         self.lists = lists.functional_lists(source.definition, parameters, Resolver(source.function, self.locals))
 
@@ -91,6 +92,8 @@ class _Normalizer:
 
     # -- helpers -----------------------------------------------------------------------------
     def emit(self, out: list, statement: cst.BaseStatement, origin: cst.CSTNode) -> None:
+        if origin not in self.source.positions and self.statements:  # a node a pass rebuilt (a
+            origin = self.statements[-1]  # lambda's default): errors name the user's statement
         self.origins[id(statement)] = origin
         out.append(statement)
 
@@ -111,6 +114,8 @@ class _Normalizer:
     def block(self, statements) -> list:
         out: list = []
         for statement in statements:
+            if statement in self.source.positions:
+                self.statements.append(statement)
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     self.small_statement(small, out)
@@ -123,6 +128,8 @@ class _Normalizer:
                 self.compound_statement(statement, out)
                 if not isinstance(statement, cst.If):
                     self.assigned = before
+            if self.statements and self.statements[-1] is statement:
+                self.statements.pop()
         return out
 
     def small_statement(self, node: cst.BaseSmallStatement, out: list) -> None:

@@ -119,3 +119,19 @@ def raise_from_a_number(x, n):
 
 def raise_from_an_exception(x):
     raise ValueError("outer") from KeyError("inner")
+
+
+def refused_in_a_lambda_default(x, y):
+    g = lambda u, w=(list(y) % x): 1.0  # noqa: E731, F841
+    return x * 2.0
+
+
+def no_rule_in_a_lambda_default(x, y):
+    g = lambda u=(np.sort(y) if x > 0 else y): u  # noqa: E731, B008
+    return np.sum(g()) + x
+
+
+def undefined_global_and_unbound_local(x, c):
+    if c:
+        a = x
+    return undefined_name + a  # noqa: F821
