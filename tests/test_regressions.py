@@ -349,3 +349,10 @@ def test_a_global_rebound_after_the_transform_is_followed_in_a_closure(monkeypat
     assert cpsgrad.value_and_grad(function)(0.5) == (math.sin(0.5), math.cos(0.5))
     monkeypatch.setattr(cases, "act", math.cos)
     assert cpsgrad.value_and_grad(function)(0.5) == (math.cos(0.5), -math.sin(0.5))
+
+
+def test_a_lambda_in_a_lambdas_default_on_one_line_keeps_its_own_code():
+    """Found by the fuzzer (seed 11000): lambdas on one line were matched to their code objects
+    by the column of their bodies' first instruction, and a lambda in another's default has the
+    earlier body: the outer lambda got the inner's captures (NameError for x)."""
+    assert cpsgrad.value_and_grad(cases.lambda_with_a_lambda_in_its_default, argnums=(0, 1))(1.5, 0.5) == (0.75, (0.5, 1.5))

@@ -140,7 +140,10 @@ def _match_codes(read: FunctionSource, nodes: list[cst.CSTNode]) -> dict[int, ty
         parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         by_key[code.co_name, code.co_firstlineno, parameters].append(code)
     matched: dict[int, types.CodeType] = {}
-    for node in nodes:
+    # among equals (lambdas on one line), codes are in the order of their bodies' first
+    # instruction: take the nodes in the order of their bodies too (a lambda in another's default
+    # starts after it, but its body comes first)
+    for node in sorted(nodes, key=lambda n: _body_position(read, n)):
         location = read.location(node)
         name = "<lambda>" if isinstance(node, cst.Lambda) else node.name.value
         parameters = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params))
@@ -149,6 +152,12 @@ def _match_codes(read: FunctionSource, nodes: list[cst.CSTNode]) -> dict[int, ty
             raise UnsupportedError(location, "nested function", "cpsgrad cannot find its compiled code; define it at module level")
         matched[id(node)] = candidates.pop(0)
     return matched
+
+
+def _body_position(read: FunctionSource, node: cst.CSTNode) -> tuple[int, int]:
+    body = node.body if isinstance(node, cst.Lambda) else node
+    location = read.location(body) or read.location(node)
+    return (location.line, location.column) if location is not None else (0, 0)
 
 
 def _column(code: types.CodeType) -> int:
