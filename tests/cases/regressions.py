@@ -511,5 +511,5 @@ def nested_def_reads_a_rebound_global_function(x):
 
 
 def lambda_with_a_lambda_in_its_default(x, y):
-    g = lambda u=(lambda u=(lambda: y)(): u)(): x * u  # noqa: E731
+    g = lambda u=(lambda u=(lambda: y)(): u)(): x * u  # noqa: E731, B008
     return g()
