@@ -47,6 +47,7 @@ from hypothesis import strategies as st
 import cpsgrad
 from cpsgrad.errors import CpsgradError, LocatedError
 from cpsgrad.testing.programs import Program
+from cpsgrad.testing.soaking import run_chunks
 
 ENTRY = "f"
 _verbose = bool(__import__("os").environ.get("CPSGRAD_FUZZ_VERBOSE"))
@@ -730,15 +731,7 @@ def soak(total: int, seed: int = 0, jobs: int = 1, chunk: int = 200, hypothesmit
         print(f"[{time.monotonic() - started:7.1f}s] {counts['checked']} checked, {counts['dropped']} dropped, "
               f"{counts['internal error']} internal errors", flush=True)
 
-    if jobs <= 1:
-        for job in work:
-            collect(_soak_chunk(job))
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs) as pool:
-            for outcome in pool.map(_soak_chunk, work):
-                collect(outcome)
+    run_chunks(_soak_chunk, work, jobs, collect)
     return counts, failures
 
 

@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 import cpsgrad
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing.check import GradCheck, check_grad
+from cpsgrad.testing.soaking import run_chunks
 from cpsgrad.testing.strategies import arrays
 
 ENTRY = "f"
@@ -1840,15 +1841,7 @@ def soak(
             flush=True,
         )
 
-    if jobs <= 1:
-        for job in work:
-            collect(_soak_chunk(job))
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs) as pool:
-            for outcome in pool.map(_soak_chunk, work):
-                collect(outcome)
+    run_chunks(_soak_chunk, work, jobs, collect)
     return counts, failures
 
 
