@@ -155,14 +155,13 @@ _LOANS = threading.local()
 
 
 def _loans() -> tuple[dict, dict, list]:
-    """(offered: id(argument) -> (argument, buffer), lent: id(buffer) -> [buffer, count],
-    frames: the claimed offers of the programs whose backward is running, innermost last)."""
-    state = _LOANS.__dict__
-    if "offered" not in state:
-        state["offered"] = {}
-        state["lent"] = {}
-        state["frames"] = []
-    return state["offered"], state["lent"], state["frames"]
+    """The books of this thread's run: (offered: id(argument) -> (argument, buffer), lent:
+    id(buffer) -> [buffer, count], frames: the claimed offers of the programs whose backward is
+    running, innermost last)."""
+    books = _LOANS.__dict__.get("books")
+    if books is None:
+        books = _LOANS.__dict__["books"] = ({}, {}, [])
+    return books
 
 
 def _lent(value) -> bool:
@@ -340,23 +339,17 @@ def clear_loans() -> None:
     frames.clear()
 
 
-def open_loans() -> tuple:
+def open_loans() -> tuple | None:
     """Fresh loan books for one run (a run inside another, from a key function say, keeps its own
     apart); returns the books it replaces, for `close_loans` after the run, finished or not."""
     state = _LOANS.__dict__
-    saved = (state.get("offered"), state.get("lent"), state.get("frames"))
-    state["offered"] = {}
-    state["lent"] = {}
-    state["frames"] = []
+    saved = state.get("books")
+    state["books"] = ({}, {}, [])
     return saved
 
 
-def close_loans(saved: tuple) -> None:
-    state = _LOANS.__dict__
-    offered, lent, frames = saved
-    state["offered"] = {} if offered is None else offered
-    state["lent"] = {} if lent is None else lent
-    state["frames"] = [] if frames is None else frames
+def close_loans(saved: tuple | None) -> None:
+    _LOANS.__dict__["books"] = ({}, {}, []) if saved is None else saved
 
 
 def _owns(total, like) -> bool:

@@ -52,21 +52,15 @@ class Transformed:
     borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime_arrays.borrow)
     bindings: dict = field(default_factory=dict)  # dotted names resolved when it was made -> their objects
     guard: Callable[[], bool] | None = None  # whether they still name them (resolve.binding_guard)
+    # whether the program is still the function's: same code, same rule table, its globals taken
+    # for numbers still numbers, its resolved names still naming the same objects (one generated
+    # function of identity checks, called on every run: `_holds`)
+    holds: Callable[[], bool] = field(default=lambda: False)
 
     def assumptions_hold(self) -> bool:
         """Whether every global the program took for a number still holds one."""
         names = self.function.__globals__
         return all(type(names.get(name)) in kinds.NUMBER_TYPES for name in self.assumed)
-
-    def holds(self) -> bool:
-        """Whether the program is still the function's: same code, same rule table, its globals
-        taken for numbers still numbers, its resolved names still naming the same objects."""
-        return (
-            self.table_version == TABLE.version
-            and self.code is self.function.__code__
-            and (not self.assumed or self.assumptions_hold())
-            and (self.guard is None or self.guard())
-        )
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -342,7 +336,15 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         read.function.__code__, TABLE.version, front.sites, assumed, front.normalized.definitions,
         tuple(sorted(generator.borrowers.values())), dict(front.resolver.bindings),
         binding_guard(read.function, front.resolver.bindings),
+        _holds(read.function, front.resolver.bindings, assumed),
     )
+
+
+def _holds(function: types.FunctionType, bindings: dict, assumed: tuple[str, ...]) -> Callable[[], bool]:
+    """`Transformed.holds` for a program of `function` made now."""
+    checks = ["T.version == V", "F.__code__ is C", *(f"type(G.get({name!r})) in N" for name in assumed)]
+    values = {"T": TABLE, "V": TABLE.version, "F": function, "C": function.__code__, "N": kinds.NUMBER_TYPES}
+    return binding_guard(function, bindings, checks, values)
 
 
 def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site], assumed: list[str]) -> str:

@@ -71,17 +71,18 @@ class Resolver:
         return value
 
 
-def binding_guard(function: types.FunctionType, bindings: dict[str, object]):
+def binding_guard(function: types.FunctionType, bindings: dict[str, object], checks: tuple[str, ...] | list[str] = (), values: dict | None = None):
     """A function of no arguments saying whether each dotted name in `bindings` still names
-    the object it named (looked up as `function` would: its closure, its globals, builtins);
-    None when there is nothing to check. Made once per program, called on each run (identity
-    checks only: a dict read or an attribute read each)."""
-    if not bindings:
+    the object it named (looked up as `function` would: its closure, its globals, builtins), and
+    each expression of `checks` (over the names in `values`, and `G`, the globals) is true; None
+    when there is nothing to check. Made once per program, called on each run (identity checks:
+    a dict read or an attribute read each)."""
+    if not bindings and not checks:
         return None
     code = function.__code__
     cells = dict(zip(code.co_freevars, function.__closure__ or (), strict=True))
-    namespace: dict[str, object] = {"G": function.__globals__, "M": _MISSING}
-    checks = []
+    namespace: dict[str, object] = {"G": function.__globals__, "M": _MISSING, **(values or {})}
+    checks = list(checks)
     for index, (dotted, value) in enumerate(sorted(bindings.items())):
         first, *rest = dotted.split(".")
         if first in cells:
