@@ -356,3 +356,12 @@ def test_a_lambda_in_a_lambdas_default_on_one_line_keeps_its_own_code():
     by the column of their bodies' first instruction, and a lambda in another's default has the
     earlier body: the outer lambda got the inner's captures (NameError for x)."""
     assert cpsgrad.value_and_grad(cases.lambda_with_a_lambda_in_its_default, argnums=(0, 1))(1.5, 0.5) == (0.75, (0.5, 1.5))
+
+
+def test_a_missing_callee_is_looked_up_before_the_arguments_as_python_does():
+    """Found by the fuzzer (seed 11000): the arguments were computed first, so their
+    ZeroDivisionError came where Python raises the callee's AttributeError."""
+    with pytest.raises(AttributeError, match="hupot"):
+        cases.calls_a_missing_attribute_with_a_failing_argument(0.5, 3)
+    with pytest.raises(AttributeError, match="hupot"):
+        cpsgrad.grad(cases.calls_a_missing_attribute_with_a_failing_argument)(0.5, 3)

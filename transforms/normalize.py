@@ -467,6 +467,10 @@ class _Normalizer:
                 callee = self.atom(callee, out)
         else:
             callee = syntax.strip_parentheses(callee)
+            if isinstance(callee, cst.Attribute) and node.args and Resolver(self.source.function, self.locals).resolve(callee) is None:
+                # a dotted name that names nothing now (math.hupot): Python looks it up before the
+                # arguments, so its AttributeError or NameError comes first
+                callee = self.temporary_value(callee, out, node)
         arguments = [cst.Arg(self.atom(a.value, out), keyword=a.keyword) for a in node.args]
         positional = [a for a in arguments if a.keyword is None]
         if (self.is_builtin(callee, "max") or self.is_builtin(callee, "min")) and len(positional) >= 2 and len(positional) == len(arguments):

@@ -513,3 +513,7 @@ def nested_def_reads_a_rebound_global_function(x):
 def lambda_with_a_lambda_in_its_default(x, y):
     g = lambda u=(lambda u=(lambda: y)(): u)(): x * u  # noqa: E731, B008
     return g()
+
+
+def calls_a_missing_attribute_with_a_failing_argument(x, n):
+    return math.hupot(math.exp(x), n // 0.0)  # math has no hupot: on purpose
