@@ -365,3 +365,9 @@ def test_a_missing_callee_is_looked_up_before_the_arguments_as_python_does():
         cases.calls_a_missing_attribute_with_a_failing_argument(0.5, 3)
     with pytest.raises(AttributeError, match="hupot"):
         cpsgrad.grad(cases.calls_a_missing_attribute_with_a_failing_argument)(0.5, 3)
+
+
+def test_a_number_literal_as_a_receiver_keeps_its_parentheses():
+    """Found by the fuzzer (seed 12000): `(-1).__len__()` was generated as `-1.__len__()`, a
+    SyntaxError inside cpsgrad (and `-1 .real` would have read as `-(1 .real)`)."""
+    assert cpsgrad.value_and_grad(cases.methods_of_number_literals)(1.5) == (3.0, 2.0)

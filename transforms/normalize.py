@@ -412,7 +412,7 @@ class _Normalizer:
     def simple(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         """One operation on atoms computing `node`, its operands flattened into `out`."""
         if self.local_attribute(node):
-            return cst.Attribute(self.atom(node.value, out), node.attr)
+            return cst.Attribute(_receiver(self.atom(node.value, out)), node.attr)
         if syntax.is_atom(node):
             return syntax.strip_parentheses(node)
         if isinstance(node, cst.BinaryOperation):
@@ -442,7 +442,7 @@ class _Normalizer:
             pairs = [(self.atom(e.key, out), self.atom(e.value, out)) for e in node.elements]
             return cst.Dict([cst.DictElement(key, value) for key, value in pairs])
         if isinstance(node, cst.Attribute):  # attribute of a computed value
-            return cst.Attribute(self.atom(node.value, out), node.attr)
+            return cst.Attribute(_receiver(self.atom(node.value, out)), node.attr)
         if isinstance(node, cst.Ellipsis):
             return node
         self.reject(node, type(node).__name__, "this expression is not supported")
@@ -462,7 +462,7 @@ class _Normalizer:
             return self.list_mutation(callee.value, callee.attr.value, node, out)
         if syntax.dotted_name(callee) is None or self.local_attribute(callee):
             if isinstance(callee, cst.Attribute):
-                callee = cst.Attribute(self.atom(callee.value, out), callee.attr)
+                callee = cst.Attribute(_receiver(self.atom(callee.value, out)), callee.attr)
             else:  # fs[i](x), make(n)(x): the function is a value like any other
                 callee = self.atom(callee, out)
         else:
@@ -602,3 +602,11 @@ def _zip_arguments(call: cst.Call) -> bool:
     """Positional sequences, optionally followed by `strict=`: the zips a loop can index."""
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
     return any(a.keyword is None for a in call.args) and keywords in ([], ["strict"]) and not any(a.star for a in call.args)
+
+
+def _receiver(atom: cst.BaseExpression) -> cst.BaseExpression:
+    """An atom as an attribute's receiver: `(-1).real`, `(2).bit_length()`, not `-1.real` (which
+    reads `-(1.real)`) or `2.bit_length()` (a syntax error)."""
+    if isinstance(atom, (cst.UnaryOperation, cst.Integer, cst.Float, cst.Imaginary)) and not atom.lpar:
+        return atom.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return atom

@@ -517,3 +517,9 @@ def lambda_with_a_lambda_in_its_default(x, y):
 
 def calls_a_missing_attribute_with_a_failing_argument(x, n):
     return math.hupot(math.exp(x), n // 0.0)  # math has no hupot: on purpose
+
+
+def methods_of_number_literals(x):
+    a = (-1).__abs__()
+    b = (2).bit_length()
+    return x * a * b
