@@ -205,9 +205,10 @@ def claim(parameters: tuple) -> None:
     offered, _, frames = _loans()
     frame = {}
     if offered:
+        distinct = len({id(parameter) for parameter in parameters}) == len(parameters)  # the usual case
         for parameter in parameters:
             entry = offered.get(id(parameter))
-            if entry is not None and entry[0] is parameter and _once(parameter, parameters):
+            if entry is not None and entry[0] is parameter and (distinct or _once(parameter, parameters)):
                 frame[id(parameter)] = entry
         offered.clear()
     frames.append(frame)
