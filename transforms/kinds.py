@@ -115,7 +115,7 @@ def atom_kind(node: cst.BaseExpression, numbers: set[str], sequences: set[str], 
         if node.value in sequences:
             return NUMBERS
         if type(resolver.assumable_global(node.value)) in NUMBER_TYPES:
-            resolver.assumed.add(node.value)  # checked on each call (pipeline.Transformed.assumptions_hold)
+            resolver.assumed.add(node.value)  # checked on each call (pipeline.Transformed.holds)
             return NUMBER
         return ANY
     if isinstance(node, cst.Attribute) and syntax.dotted_name(node) is not None:

@@ -50,17 +50,11 @@ class Transformed:
     assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
     definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
     borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime_arrays.borrow)
-    bindings: dict = field(default_factory=dict)  # dotted names resolved when it was made -> their objects
-    guard: Callable[[], bool] | None = None  # whether they still name them (resolve.binding_guard)
+    guard: Callable[[], bool] | None = None  # whether the names it resolved still name the same objects (resolve.binding_guard)
     # whether the program is still the function's: same code, same rule table, its globals taken
     # for numbers still numbers, its resolved names still naming the same objects (one generated
     # function of identity checks, called on every run: `_holds`)
     holds: Callable[[], bool] = field(default=lambda: False)
-
-    def assumptions_hold(self) -> bool:
-        """Whether every global the program took for a number still holds one."""
-        names = self.function.__globals__
-        return all(type(names.get(name)) in kinds.NUMBER_TYPES for name in self.assumed)
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -334,7 +328,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     return Transformed(
         read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,
         read.function.__code__, TABLE.version, front.sites, assumed, front.normalized.definitions,
-        tuple(sorted(generator.borrowers.values())), dict(front.resolver.bindings),
+        tuple(sorted(generator.borrowers.values())),
         binding_guard(read.function, front.resolver.bindings),
         _holds(read.function, front.resolver.bindings, assumed),
     )

@@ -21,7 +21,7 @@ class Resolver:
         self.local_names = local_names
         # A module global holding a Python number when the function is transformed may be taken
         # for a number (`kinds`); the names so taken are recorded, and the program is transformed
-        # again when one of them no longer holds a number (`pipeline.Transformed.assumptions_hold`).
+        # again when one of them no longer holds a number (`pipeline.Transformed.holds`).
         self.assume_global_numbers = assume_global_numbers
         self.assumed: set[str] = set()
         # Every callable or module a dotted name resolved to (the rule inlined for `sin(x)`, the

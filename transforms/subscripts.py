@@ -56,10 +56,9 @@ class _Rewriter(cst.CSTTransformer):
         return any(name in self.active for element in subscript.slice for name in syntax.variables_read(element.slice))
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        body: list[cst.BaseStatement] = []
-        for statement in updated.body:
-            body += self.statement(statement)
-        return updated.with_changes(body=body) if len(body) != len(updated.body) or any(a is not b for a, b in zip(body, updated.body, strict=True)) else updated
+        body = [new for statement in updated.body for new in self.statement(statement)]
+        unchanged = len(body) == len(updated.body) and all(a is b for a, b in zip(body, updated.body, strict=True))
+        return updated if unchanged else updated.with_changes(body=body)
 
     def statement(self, statement: cst.BaseStatement) -> list[cst.BaseStatement]:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
