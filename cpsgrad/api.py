@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from cpsgrad import nn_backward, nonfinite, runtime, runtime_device
-from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, NonScalarOutputError
+from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, LocatedError, NonScalarOutputError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
@@ -256,6 +256,10 @@ class _Runner:
                 result, watch = nonfinite.run(transformed.program, args, _reset)
             else:
                 result = transformed.program(*args, _reset)
+        except LocatedError as error:
+            if error.location is None:  # a run-time helper's refusal: the line that called it
+                error.locate(nonfinite.origin_in(error.__traceback__))
+            raise
         except RecursionError:
             raise DepthLimitError(
                 f"{self.function.__qualname__} ran deeper than the Python tier's limit of "

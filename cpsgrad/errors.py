@@ -35,6 +35,12 @@ class LocatedError(CpsgradError):
         where = f"{location}: " if location is not None else ""
         super().__init__(f"{where}{construct}: {advice}")
 
+    def locate(self, location: SourceLocation | None) -> None:
+        """Give an error raised where the location was not known (a run-time helper) its place."""
+        if location is not None and self.location is None:
+            self.location = location
+            self.args = (f"{location}: {self.construct}: {self.advice}",)
+
 
 class UnsupportedError(LocatedError):
     """The fence rejected a construct that cpsgrad does not differentiate (yet)."""

@@ -49,7 +49,7 @@ import numpy as np
 
 from cpsgrad.errors import NonFiniteError, SourceLocation
 
-__all__ = ["ENVIRONMENT", "from_environment", "register", "run", "check_result"]
+__all__ = ["ENVIRONMENT", "from_environment", "register", "run", "check_result", "origin_in"]
 
 #: Set to 1 (or true, yes, on) to debug every gradient function made while it is set.
 ENVIRONMENT = "CPSGRAD_DEBUG_NANS"
@@ -165,6 +165,19 @@ def _program_of(code: types.CodeType) -> Provenance | None:
     if entry is None or entry[0]() is not code:
         return None
     return entry[1]
+
+
+def origin_in(traceback: types.TracebackType | None) -> SourceLocation | None:
+    """The user's statement that the innermost line of a derivative program in `traceback` came
+    from (to locate an error a run-time helper raised without knowing where it was called)."""
+    found = None
+    while traceback is not None:
+        provenance = _program_of(traceback.tb_frame.f_code)
+        if provenance is not None:
+            location, _ = provenance.origin(traceback.tb_lineno)
+            found = location or found
+        traceback = traceback.tb_next
+    return found
 
 
 def registered() -> int:

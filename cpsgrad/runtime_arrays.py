@@ -33,6 +33,7 @@ __all__ = [
     "merge",
     "open_loans",
     "pass_on",
+    "quotient",
     "array_adjoint",
     "array_divide",
     "array_log_for_power",
@@ -514,6 +515,16 @@ def index_adjoint(container, index, adjoint):
         return _device.index_adjoint(container, index, adjoint)
     from cpsgrad.runtime import DictAdjoint, one_hot
 
+    if type(getattr(type(container), "__getitem__", None)) is types.FunctionType:
+        from cpsgrad.errors import UnsupportedError
+
+        # its own __getitem__ ran as an opaque call: an adjoint for it as for a list or a dict
+        # would be wrong (located by the caller: api finds the generated line that raised)
+        raise UnsupportedError(
+            None, f"subscript of a differentiable {type(container).__name__} (a class with its own __getitem__)",
+            "cpsgrad differentiates a user class's __getitem__ only on an object that carries no gradient "
+            "itself; call a method of your own (obj.get(k)), or index a tuple, list, dict or array",
+        )
     if isinstance(container, dict):
         return DictAdjoint({index: adjoint})
     return one_hot(container, index, adjoint)
@@ -578,6 +589,15 @@ def matmul_right(z_d, x, y):
     if y_ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
         return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), z_d[..., None])[..., 0], y)
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), z_d), y)
+
+
+def quotient(numerator, denominator):
+    """`numerator / denominator` in a derivative, where the forward divided with numpy's meaning
+    (`np.float64(1.0) / 0.0` is inf): a Python zero denominator gives inf or nan as numpy does,
+    not ZeroDivisionError. Between Python numbers only, the transform writes a plain `/`."""
+    if (type(denominator) is float or type(denominator) is int) and denominator == 0 and isinstance(numerator, (float, int, complex)):
+        return (np.complex128 if type(numerator) is complex else np.float64)(numerator) / denominator
+    return numerator / denominator  # numpy values (and a DeviceArray) divide by zero as numpy does
 
 
 def array_divide(numerator, denominator):

@@ -1,5 +1,6 @@
 """Regressions from adversarial testing: wrong answers once, right (or clearly refused) now."""
 
+import inspect
 import math
 
 import numpy as np
@@ -371,3 +372,59 @@ def test_a_number_literal_as_a_receiver_keeps_its_parentheses():
     """Found by the fuzzer (seed 12000): `(-1).__len__()` was generated as `-1.__len__()`, a
     SyntaxError inside cpsgrad (and `-1 .real` would have read as `-(1 .real)`)."""
     assert cpsgrad.value_and_grad(cases.methods_of_number_literals)(1.5) == (3.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("reads_a_global_before_a_call_that_rebinds_it", (4.5, 3.0)),
+        ("reads_a_global_in_a_call_before_a_call_that_rebinds_it", (3.0, 2.0)),
+        ("reads_a_global_subscript_before_a_call_that_rebinds_it", (7.5, 5.0)),
+    ],
+)
+def test_a_global_operand_is_read_before_a_later_call_that_rebinds_it(monkeypatch, name, expected):
+    """Found by the fuzzer (seed 13000): normalize hoisted a call before the global operand left
+    of it was read, so a call that rebinds the global changed the value (and an undefined
+    global's NameError came after the call's own error)."""
+    function = getattr(cases, name)
+    monkeypatch.setattr(cases, "SCALE", 2.0)
+    original = function(1.5)
+    monkeypatch.setattr(cases, "SCALE", 2.0)
+    assert cpsgrad.value_and_grad(function)(1.5) == expected
+    assert original == expected[0]
+
+
+@pytest.mark.parametrize("name", ["undefined_global_before_a_failing_call", "undefined_callee_before_a_failing_argument"])
+def test_an_undefined_global_raises_before_the_operands_right_of_it(name):
+    function = getattr(cases, name)
+    with pytest.raises(NameError):
+        function(1.5)
+    with pytest.raises(NameError):
+        cpsgrad.grad(function)(1.5)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(("name", "expected"), [("numpy_one_over", (np.inf, -np.inf)), ("numpy_over_python_zero", (np.nan, np.inf))])
+def test_a_numpy_division_by_a_python_zero_divides_as_numpy_in_the_backward_too(name, expected):
+    """Found by the fuzzer: the forward divided with numpy's meaning (inf), the backward's
+    Python float division by the same zero raised ZeroDivisionError (`quotient` now)."""
+    function = getattr(cases, name)
+    value, gradient = cpsgrad.value_and_grad(function)(0.0)
+    np.testing.assert_equal((value, gradient), expected)
+    np.testing.assert_equal(function(0.0), expected[0])
+
+
+@pytest.mark.parametrize("name", ["subscript_of_a_differentiable_dataclass", "subscript_of_a_differentiable_named_tuple"])
+def test_a_subscript_of_a_differentiable_object_with_its_own_getitem_is_refused_with_its_location(name):
+    """Its __getitem__ ran as an opaque call, then the adjoint was a list's one-hot: a crash for
+    a dataclass, a wrong gradient for a NamedTuple (whose len() works)."""
+    function = getattr(cases, name)
+    with pytest.raises(cpsgrad.UnsupportedError, match="own __getitem__") as raised:
+        cpsgrad.grad(function, argnums=(0, 1))(1.5, 2.0)
+    line = inspect.getsourcelines(function)[1] + 2
+    assert (raised.value.location.filename, raised.value.location.line) == (inspect.getsourcefile(function), line)
+    assert str(raised.value).startswith(f"{raised.value.location}: ")
+
+
+def test_a_subscript_of_a_constant_object_with_its_own_getitem_is_differentiated():
+    assert cpsgrad.value_and_grad(cases.subscript_of_a_constant_dataclass)(1.5) == (4.5, 3.0)

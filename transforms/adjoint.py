@@ -90,8 +90,8 @@ class Lines(list):
 
 
 class _WithoutUnbroadcast(cst.CSTTransformer):
-    """`cpsgrad_runtime.unbroadcast(e, x)` -> `e` and `reduced_product(a, b, x)` -> `a * b`,
-    for operations on Python numbers only."""
+    """`cpsgrad_runtime.unbroadcast(e, x)` -> `e`, `reduced_product(a, b, x)` -> `a * b` and
+    `quotient(a, b)` -> `a / b`, for operations on Python numbers only."""
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name = syntax.dotted_name(updated.func)
@@ -100,6 +100,8 @@ class _WithoutUnbroadcast(cst.CSTTransformer):
         if name == f"{_RUNTIME}.reduced_product":  # unbroadcast(a * b, like)
             product = cst.BinaryOperation(updated.args[0].value, cst.Multiply(), updated.args[1].value)
             return _parenthesized_operand(product)
+        if name == f"{_RUNTIME}.quotient":  # the forward raised ZeroDivisionError where it would
+            return _parenthesized_operand(cst.BinaryOperation(updated.args[0].value, cst.Divide(), updated.args[1].value))
         return updated
 
 

@@ -15,13 +15,16 @@ assert are rewritten here; temporaries are `t1, t2, ...`, loop state `for_1_item
 from __future__ import annotations
 
 import builtins
+import types
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.rules import registry
 from cpsgrad.transforms import closures, comprehensions, lists, naming, syntax
 from cpsgrad.transforms.naming import Namer, names_in
+from cpsgrad.transforms.resolve import _MISSING as _UNBOUND_MISSING
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
 
@@ -54,15 +57,17 @@ def normalize(source: FunctionSource) -> Normalized:
     """Rewrite `source`'s function into the core language (its nested defs and lambdas first
     replaced by the calls that make them, transforms/closures.py)."""
     lifted = closures.lift(source)
-    normalized = _Normalizer(lifted.source).run()
+    normalized = _Normalizer(lifted.source, frozenset(lifted.definitions)).run()
     normalized.definitions = lifted.definitions
     return normalized
 
 
 class _Normalizer:
-    def __init__(self, source: FunctionSource):
+    def __init__(self, source: FunctionSource, definitions: frozenset[str] = frozenset()):
         self.source = source
         self.namer = Namer(names_in(source.definition))
+        # the names the user wrote (not closures.lift's labels for the definitions it lifted)
+        self.user_names = frozenset(self.namer.taken) - definitions
         self.origins: dict[int, cst.CSTNode] = {}
         self.loop_labels: dict[int, str] = {}
         self.loops = 0
@@ -401,6 +406,55 @@ class _Normalizer:
         free = self.source.function.__code__.co_freevars
         return name not in self.globals and not hasattr(builtins, name) and name not in free
 
+    def in_order(self, parts: list, out: list) -> list:
+        """The operands `parts` (each a function of `out` flattening one operand into it) as atoms,
+        with Python's order of evaluation kept: a global read (`A` in `A ^ f()`, `g + h(x)`) that
+        a later operand's statements could change or pre-empt (a call of a user function, which
+        may rebind it; a name unbound now, whose NameError comes first) is copied before them."""
+        values, ends = [], []
+        for part in parts:
+            values.append(part(out))
+            ends.append(len(out))
+        for i in reversed(range(len(values) - 1)):
+            later = out[ends[i]:]
+            if later and self.read_live(values[i]) and self.may_go_first(later, values[i]):
+                copy: list = []
+                values[i] = self.temporary_value(values[i], copy, self.statements[-1] if self.statements else values[i])
+                out[ends[i]:ends[i]] = copy
+        return values
+
+    def read_live(self, value: cst.BaseExpression) -> bool:
+        """Whether an atom reads a global or free variable (`A`, `cfg.scale`), looked up when it
+        runs; not a module's attribute (`np.pi`: modules are not rebound by the calls between)."""
+        dotted = syntax.dotted_name(value)
+        if dotted is None:
+            return False
+        root = dotted.split(".")[0]
+        if root in self.locals or root == "cpsgrad_runtime":
+            return False
+        if root not in self.user_names:
+            return False  # one of this pass's temporaries
+        if "." in dotted and isinstance(Resolver(self.source.function, self.locals).lookup(root), types.ModuleType):
+            return _lookup(self.source.function, self.locals, dotted) is _UNBOUND
+        return True
+
+    def may_go_first(self, statements: list, value: cst.BaseExpression) -> bool:
+        if _lookup(self.source.function, self.locals, syntax.dotted_name(value)) is _UNBOUND:
+            return True
+        resolver = Resolver(self.source.function, self.locals)
+        found = False
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                callee = resolver.resolve(node.func) if syntax.dotted_name(node.func) is not None else None
+                if not _opaque(callee):
+                    found = True
+
+        for statement in statements:
+            statement.visit(Calls())
+        return found
+
     def atom(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         value = self.simple(node, out)
         if isinstance(value, cst.Name) and value.value in self.user_locals and value.value not in self.assigned:
@@ -416,7 +470,7 @@ class _Normalizer:
         if syntax.is_atom(node):
             return syntax.strip_parentheses(node)
         if isinstance(node, cst.BinaryOperation):
-            left, right = self.atom(node.left, out), self.atom(node.right, out)
+            left, right = self.in_order([self.operand(node.left), self.operand(node.right)], out)
             if isinstance(node.operator, cst.Power) and isinstance(left, cst.UnaryOperation):
                 left = left.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # (-0.5) ** 2, not -(0.5 ** 2)
             return cst.BinaryOperation(left, type(node.operator)(), right)
@@ -433,25 +487,30 @@ class _Normalizer:
         if isinstance(node, comprehensions.NODES):  # -> loops (transforms/comprehensions.py)
             return comprehensions.comprehension(self, node, out)
         if isinstance(node, cst.Subscript):
-            value = self.atom(node.value, out)
-            return cst.Subscript(value, [cst.SubscriptElement(self.index(e.slice, out)) for e in node.slice])
+            value, *indices = self.in_order([self.operand(node.value)] + [self.slice_part(e.slice) for e in node.slice], out)
+            return cst.Subscript(value, [cst.SubscriptElement(index) for index in indices])
         if isinstance(node, (cst.Tuple, cst.List)):
-            elements = [cst.Element(self.atom(e.value, out)) for e in node.elements]
+            elements = [cst.Element(v) for v in self.in_order([self.operand(e.value) for e in node.elements], out)]
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
         if isinstance(node, cst.Dict):  # keys and values in the order Python evaluates them
-            pairs = [(self.atom(e.key, out), self.atom(e.value, out)) for e in node.elements]
-            return cst.Dict([cst.DictElement(key, value) for key, value in pairs])
+            flat = self.in_order([self.operand(part) for e in node.elements for part in (e.key, e.value)], out)
+            return cst.Dict([cst.DictElement(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)])
         if isinstance(node, cst.Attribute):  # attribute of a computed value
             return cst.Attribute(_receiver(self.atom(node.value, out)), node.attr)
         if isinstance(node, cst.Ellipsis):
             return node
         self.reject(node, type(node).__name__, "this expression is not supported")
 
-    def index(self, node: cst.BaseSlice, out: list) -> cst.BaseSlice:
+    def operand(self, node: cst.BaseExpression):
+        return lambda out: self.atom(node, out)
+
+    def slice_part(self, node: cst.BaseSlice):
+        """An index or a slice as one operand of `in_order` (a slice's bounds: read live is
+        never one of them, as each is an atom copied into a temporary only when it is a global)."""
         if isinstance(node, cst.Index):
-            return cst.Index(self.atom(node.value, out))
+            return lambda out: cst.Index(self.atom(node.value, out))
         parts = {part: getattr(node, part) for part in ("lower", "upper", "step")}
-        return cst.Slice(**{part: None if value is None else self.atom(value, out) for part, value in parts.items()})
+        return lambda out: cst.Slice(**{part: None if value is None else self.atom(value, out) for part, value in parts.items()})
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
         rewritten = comprehensions.higher_order_call(self, node, out)  # map, filter, reduce, ...
@@ -467,11 +526,13 @@ class _Normalizer:
                 callee = self.atom(callee, out)
         else:
             callee = syntax.strip_parentheses(callee)
-            if isinstance(callee, cst.Attribute) and node.args and Resolver(self.source.function, self.locals).resolve(callee) is None:
-                # a dotted name that names nothing now (math.hupot): Python looks it up before the
-                # arguments, so its AttributeError or NameError comes first
+            dotted = syntax.dotted_name(callee)
+            if node.args and dotted.split(".")[0] in self.user_names and not self.local_attribute(callee) and dotted.split(".")[0] not in self.locals and _lookup(self.source.function, self.locals, dotted) is _UNBOUND:
+                # a dotted name that names nothing now (math.hupot, an undefined function): Python
+                # looks it up before the arguments, so its AttributeError or NameError comes first
                 callee = self.temporary_value(callee, out, node)
-        arguments = [cst.Arg(self.atom(a.value, out), keyword=a.keyword) for a in node.args]
+        values = self.in_order([self.operand(a.value) for a in node.args], out)
+        arguments = [cst.Arg(value, keyword=a.keyword) for value, a in zip(values, node.args, strict=True)]
         positional = [a for a in arguments if a.keyword is None]
         if (self.is_builtin(callee, "max") or self.is_builtin(callee, "min")) and len(positional) >= 2 and len(positional) == len(arguments):
             packed = self.temporary_value(cst.Tuple([cst.Element(a.value) for a in positional]), out, node)
@@ -502,10 +563,11 @@ class _Normalizer:
         return cst.Name(result)
 
     def comparison(self, node: cst.Comparison, out: list) -> cst.BaseExpression:
-        left = self.atom(node.left, out)
         if len(node.comparisons) == 1:
             target = node.comparisons[0]
-            return cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), self.atom(target.comparator, out))])
+            left, right = self.in_order([self.operand(node.left), self.operand(target.comparator)], out)
+            return cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), right)])
+        left = self.atom(node.left, out)
         result = self.namer.temporary()
         self.chained(result, left, list(node.comparisons), out, node)
         return cst.Name(result)
@@ -602,6 +664,31 @@ def _zip_arguments(call: cst.Call) -> bool:
     """Positional sequences, optionally followed by `strict=`: the zips a loop can index."""
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
     return any(a.keyword is None for a in call.args) and keywords in ([], ["strict"]) and not any(a.star for a in call.args)
+
+
+_UNBOUND = object()
+
+
+def _lookup(function: types.FunctionType, local_names, dotted: str):
+    """The value `dotted` names now (closure, globals, builtins, then attributes), or _UNBOUND."""
+    first, *rest = dotted.split(".")
+    value = Resolver(function, local_names).lookup(first)
+    for attribute in rest:
+        if value is _UNBOUND_MISSING:
+            break
+        value = getattr(value, attribute, _UNBOUND_MISSING)
+    return _UNBOUND if value is _UNBOUND_MISSING else value
+
+
+def _opaque(callee) -> bool:
+    """Whether a call of `callee` runs no user code that could rebind a global: a primitive with
+    a rule, a builtin function or type, a numpy ufunc."""
+    if callee is None:
+        return False
+    if callee in registry.TABLE:
+        return True
+    return isinstance(callee, (types.BuiltinFunctionType, types.BuiltinMethodType)) or type(callee).__name__ == "ufunc" or (
+        isinstance(callee, type) and callee.__module__ == "builtins")
 
 
 def _receiver(atom: cst.BaseExpression) -> cst.BaseExpression:

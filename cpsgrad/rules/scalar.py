@@ -43,8 +43,8 @@ def mul(x, y):
 def truediv(x, y):
     z = x / y
     z_d = yield z
-    x_d += cpsgrad_runtime.unbroadcast(z_d / y, x)
-    y_d += -cpsgrad_runtime.reduced_product(z_d, z, y) / y
+    x_d += cpsgrad_runtime.unbroadcast(cpsgrad_runtime.quotient(z_d, y), x)
+    y_d += -cpsgrad_runtime.quotient(cpsgrad_runtime.reduced_product(z_d, z, y), y)
 
 
 @rule(operator.mod)

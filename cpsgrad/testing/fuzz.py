@@ -216,11 +216,6 @@ def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str
             # known: a closure captures values where it is made, so a free variable not bound
             # yet raises there, as UnboundLocalError, not when the closure reads it (docs/generator.md)
             return "user error: NameError (a closure's free variable, raised where the closure is made)"
-        if type(original_error) is NameError and type(error) is UnboundLocalError:
-            # known: an operand that may be unbound is read before the operands written left of
-            # it that are atoms (an undefined global), so of two missing names the local is
-            # reported; UnboundLocalError is a NameError (docs/generator.md)
-            return "user error: NameError (as UnboundLocalError: an unbound local read first)"
         if type(original_error) is not type(error):
             raise InternalError(
                 f"value_and_grad raised {_describe(error)}\nbut the function raises "

@@ -1,7 +1,9 @@
 """Programs that once went wrong (found by adversarial testing); each must stay right."""
 
+import dataclasses
 import functools
 import math
+import typing
 
 import numpy as np
 
@@ -523,3 +525,70 @@ def methods_of_number_literals(x):
     a = (-1).__abs__()
     b = (2).bit_length()
     return x * a * b
+
+
+SCALE = 2.0
+
+
+def rescale():
+    global SCALE
+    SCALE = 5.0
+    return 1.0
+
+
+def reads_a_global_before_a_call_that_rebinds_it(x):
+    return x * (SCALE + rescale())  # Python reads SCALE (2.0) before rescale() rebinds it
+
+
+def reads_a_global_in_a_call_before_a_call_that_rebinds_it(x):
+    return x * max(SCALE, rescale())
+
+
+def reads_a_global_subscript_before_a_call_that_rebinds_it(x):
+    return x * (SCALE < rescale()) + x * SCALE
+
+
+def undefined_global_before_a_failing_call(x):
+    return UNDEFINED_GLOBAL ^ int(math.log(x - x))  # noqa: F821  (NameError first, as in Python)
+
+
+def undefined_callee_before_a_failing_argument(x):
+    return undefined_function(x / (x - x))  # noqa: F821
+
+
+def numpy_one_over(x):
+    return np.float64(1.0) / x  # inf at x = 0.0, with numpy's warning, not ZeroDivisionError
+
+
+def numpy_over_python_zero(x):
+    return np.float64(x) / 0.0
+
+
+@dataclasses.dataclass
+class Scaler:
+    w: float
+
+    def __getitem__(self, k):
+        return k * self.w
+
+
+class ScaledPair(typing.NamedTuple):
+    a: float
+    b: float
+
+    def __getitem__(self, k):
+        return k * self.a
+
+
+def subscript_of_a_differentiable_dataclass(x, w):
+    scaler = Scaler(w)
+    return scaler[x]
+
+
+def subscript_of_a_differentiable_named_tuple(x, w):
+    pair = ScaledPair(w, 1.0)
+    return pair[0] * x  # a constant index: still ScaledPair.__getitem__, not the tuple's
+
+
+def subscript_of_a_constant_dataclass(x):
+    return Scaler(3.0)[x]
