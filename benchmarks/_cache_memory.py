@@ -12,7 +12,7 @@ import time
 import tracemalloc
 
 import cpsgrad
-from cpsgrad import runtime_closures
+from cpsgrad.runtime import closures as runtime_closures
 from cpsgrad.transforms import pipeline
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000

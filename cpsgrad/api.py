@@ -13,11 +13,19 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cpsgrad import nn_backward, nonfinite, runtime, runtime_device
-from cpsgrad.errors import ArgumentError, CpsgradError, DepthLimitError, LocatedError, NonScalarOutputError
+from cpsgrad import nn_backward, nonfinite, runtime
+from cpsgrad.errors import (
+    ArgumentError,
+    CpsgradError,
+    DepthLimitError,
+    LocatedError,
+    NonScalarOutputError,
+)
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime import device as runtime_device
+from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.transforms import kinds, pipeline, source
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
@@ -250,7 +258,7 @@ class _Runner:
         for position in differentiated:
             _check_differentiable(self.parameters[position], args[position])
         _deep.enter()
-        loans = runtime.open_loans()  # adjoints lent to callees (runtime_arrays.lend) live one run only
+        loans = runtime.open_loans()  # adjoints lent to callees (runtime.loans.lend) live one run only
         try:
             if self.debug_nans:
                 result, watch = nonfinite.run(transformed.program, args, _reset)
@@ -280,8 +288,6 @@ def _runner(function, argnums: tuple[int, ...], debug_nans: bool = False):
     """What runs `function`'s derivative program: a `_Runner`, or for a primitive with a rule
     (`cpsgrad.grad(np.sqrt)`), one per number of arguments, of a one-line function calling it."""
     if function in TABLE:
-        from cpsgrad.transforms.dispatch import primitive_caller
-
         runners: dict[int, _Runner] = {}
 
         def run(args, kwargs):

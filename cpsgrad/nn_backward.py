@@ -48,8 +48,8 @@ from cpsgrad.nn import (
     _python_sigmoid,
     _route,
 )
-from cpsgrad.runtime_arrays import is_zero as _zero
-from cpsgrad.runtime_arrays import unbroadcast
+from cpsgrad.runtime.adjoints import is_zero as _zero
+from cpsgrad.runtime.broadcasting import unbroadcast
 
 _ndarray = np.ndarray
 

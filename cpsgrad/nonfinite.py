@@ -29,7 +29,7 @@ code at the same speed: the tracer is installed only around a debugged run.
 
 Watching a run changes values only by rounding: CPython 3.11 calls a Python tracer with the
 frame's locals copied into its `f_locals` dict, which then holds a reference to every local, so
-`runtime_arrays.accumulate` allocates where it would have added in place and `lend` does not
+`runtime.accumulation.accumulate` allocates where it would have added in place and `lend` does not
 lend (both read reference counts): the same contributions, some summed in another order.
 """
 

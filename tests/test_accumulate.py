@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import cpsgrad
-from cpsgrad.runtime_arrays import accumulate
+from cpsgrad.runtime.accumulation import accumulate
 
 
 def test_an_array_held_only_by_the_caller_is_added_in_place():

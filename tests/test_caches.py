@@ -13,7 +13,7 @@ import numpy as np
 
 import cpsgrad
 from cpsgrad import nonfinite
-from cpsgrad.runtime_closures import DEFINITIONS
+from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import pipeline
 
 SOURCE = """

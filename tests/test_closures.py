@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cpsgrad
-from cpsgrad.runtime_closures import DEFINITIONS
+from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.testing import check_grad
 from tests.cases import closure_functions as cf
 

@@ -112,7 +112,7 @@ def char_rnn(Wxh, Whh, Why, bh, by, inputs, targets, h):
 
 def subtree(tree, W, U, b):
     """(h, loss) of a nested tuple (label, word vector) or (label, left, right): recursion, the
-    parameters' adjoints lent down the calls (runtime_arrays.lend)."""
+    parameters' adjoints lent down the calls (runtime.loans.lend)."""
     if len(tree) == 2:
         label, x = tree
         h = np.tanh(W @ x + b)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import cpsgrad
-from cpsgrad import runtime_arrays
+from cpsgrad.runtime import books as loan_books
+from cpsgrad.runtime import loans
 from cpsgrad.testing import check_grad
 from tests.cases import loan_functions as lf
 
@@ -43,11 +44,11 @@ def test_a_recursive_callee_borrows_and_the_site_takes_back():
 
 def test_loans_do_not_outlive_a_run():
     cpsgrad.grad(lf.rec, argnums=(0, 1))(W, H, 3)
-    offered, lent, frames = runtime_arrays._loans()
+    offered, lent, frames = loan_books._loans()
     assert not offered and not lent and not frames
     with pytest.raises(ValueError, match="stop"):
         cpsgrad.grad(lf.failing)(W, 3)
-    offered, lent, frames = runtime_arrays._loans()
+    offered, lent, frames = loan_books._loans()
     assert not offered and not lent and not frames
 
 
@@ -55,41 +56,41 @@ def test_a_shared_adjoint_is_never_lent():
     shared = np.ones(3)
     keep = shared  # noqa: F841  (a second reference)
     argument = np.zeros(3)
-    runtime_arrays.lend(shared, argument, (argument,))
-    runtime_arrays.claim((argument,))
-    assert runtime_arrays.borrow(argument) == 0.0
-    runtime_arrays.clear_loans()
+    loans.lend(shared, argument, (argument,))
+    loans.claim((argument,))
+    assert loans.borrow(argument) == 0.0
+    loan_books.clear_loans()
 
 
 def test_an_offer_is_claimed_once_and_only_by_the_parameters_it_was_made_for():
     buffer, argument, other = np.zeros(3) + 1.0, np.zeros(3), np.zeros(3)
     try:
-        runtime_arrays.lend(buffer, argument, (argument, other))
-        runtime_arrays.claim((argument, argument))  # the same array in two parameters: neither takes it
-        assert runtime_arrays.borrow(argument) == 0.0
-        assert not runtime_arrays._loans()[0]  # and the offer is void
-        runtime_arrays.release()
-        runtime_arrays.lend(buffer, argument, (argument, argument))  # passed twice: not lent
-        assert not runtime_arrays._loans()[0]
-        runtime_arrays.lend(buffer, argument, (argument, other))
-        runtime_arrays.claim((other,))  # a program not given the argument voids the offer
-        runtime_arrays.claim((argument,))  # so a program deeper down cannot take it
-        assert runtime_arrays.borrow(argument) == 0.0
+        loans.lend(buffer, argument, (argument, other))
+        loans.claim((argument, argument))  # the same array in two parameters: neither takes it
+        assert loans.borrow(argument) == 0.0
+        assert not loan_books._loans()[0]  # and the offer is void
+        loans.release()
+        loans.lend(buffer, argument, (argument, argument))  # passed twice: not lent
+        assert not loan_books._loans()[0]
+        loans.lend(buffer, argument, (argument, other))
+        loans.claim((other,))  # a program not given the argument voids the offer
+        loans.claim((argument,))  # so a program deeper down cannot take it
+        assert loans.borrow(argument) == 0.0
     finally:
-        runtime_arrays.clear_loans()
+        loan_books.clear_loans()
 
 
 def test_a_run_inside_a_run_keeps_the_outer_loans():
     """A gradient run from inside another (a key function, say) gets its own loan books."""
-    books = runtime_arrays.open_loans()
+    books = loan_books.open_loans()
     try:
         buffer, argument = np.zeros(3) + 1.0, np.zeros(3)
-        runtime_arrays.lend(buffer, argument, (argument,))
+        loans.lend(buffer, argument, (argument,))
         cpsgrad.grad(lf.rec, argnums=(0, 1))(W, H, 2)
-        runtime_arrays.claim((argument,))
-        assert runtime_arrays.borrow(argument) is buffer
+        loans.claim((argument,))
+        assert loans.borrow(argument) is buffer
     finally:
-        runtime_arrays.close_loans(books)
+        loan_books.close_loans(books)
 
 
 def test_a_parameter_only_handed_on_passes_its_loan_down(monkeypatch):

@@ -21,7 +21,8 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
-from cpsgrad.transforms import calls, cps, dispatch, fusion, naming, syntax
+from cpsgrad.runtime import dispatch
+from cpsgrad.transforms import calls, cps, fusion, naming, syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive

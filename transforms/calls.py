@@ -5,7 +5,7 @@ A call that receives a differentiable value is one of three things:
   - a user call: a Python function (module-level, a method, an object's `__call__`, a
     `functools.partial`), or a value known only at run time (a parameter, a local object's
     method, an element of a container). The rest of the caller becomes the callee's
-    continuation, and `transforms.dispatch` runs the callee's own derivative program;
+    continuation, and `runtime.dispatch` runs the callee's own derivative program;
   - anything else (a builtin or C function without a rule): the adjoint pass reports it.
 Functions of the libraries cpsgrad has rules for (numpy, scipy, cpsgrad itself) are primitives
 even where written in Python: a rule or an error, never their source transformed.
@@ -13,9 +13,6 @@ even where written in Python: a rule or an error, never their source transformed
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import types
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,75 +20,13 @@ import numpy as np
 
 from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.runtime_closures import DEFINITIONS, captured_values
+from cpsgrad.runtime.targets import LIBRARIES, Target, constructible, is_gradient, target  # noqa: F401  (re-exported)
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.resolve import Resolver
 
 RULE = "rule"
 USER = "user"
 PRIMITIVE = "primitive"
-
-LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad"})
-
-
-@dataclass(frozen=True)
-class Target:
-    """The Python function a called value runs, and what it binds before the call's arguments."""
-
-    function: types.FunctionType
-    prefix: tuple = ()  # a bound method's instance, a partial's arguments
-    keywords: tuple = ()  # a partial's keyword arguments, as (name, value) pairs
-    captured: tuple | None = None  # a nested function's captured values (its program's first parameters)
-    # the partials called, innermost first, when their bound arguments are differentiable (each a
-    # layer of the called value's adjoint: a partial of a partial of a function or closure)
-    partials: tuple = ()
-
-
-def is_gradient(value) -> bool:
-    """A `cpsgrad.grad` or `value_and_grad` wrapper (differentiating it would be nested reverse mode)."""
-    return getattr(value, "__cpsgrad_gradient__", False) is True
-
-
-def target(value) -> Target | None:
-    """The Python function `value` runs when called, or None when it is not one cpsgrad can
-    transform (a builtin, a C function, a class, a library's function)."""
-    if isinstance(value, types.FunctionType):
-        if value.__code__ in DEFINITIONS:
-            return Target(value, captured=captured_values(value))
-        return None if _library(value) or is_gradient(value) else Target(value)
-    if isinstance(value, types.MethodType):
-        inner = target(value.__func__)
-        return None if inner is None else Target(inner.function, (value.__self__, *inner.prefix), inner.keywords, inner.captured)
-    if isinstance(value, functools.partial):
-        inner = target(value.func)
-        if inner is None:
-            return None
-        # layers over a plain function or closure (not a method's bound instance) are differentiable
-        layered = len(inner.prefix) == sum(len(p.args) for p in inner.partials) and len(inner.keywords) == sum(len(p.keywords) for p in inner.partials)
-        partials = (*inner.partials, value) if layered else ()
-        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()), inner.captured, partials)
-    if isinstance(value, type):
-        return None
-    call = next((c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None)
-    if isinstance(call, types.FunctionType) and not _library(call):
-        return Target(call, (value,))
-    return None
-
-
-def constructible(value) -> bool:
-    """A NamedTuple class or a dataclass without `__post_init__`: constructing one from
-    differentiable values is differentiated (its fields are exactly the values passed)."""
-    if not isinstance(value, type):
-        return False
-    if issubclass(value, tuple) and hasattr(value, "_fields"):
-        return True
-    return dataclasses.is_dataclass(value) and not hasattr(value, "__post_init__")
-
-
-def _library(function: types.FunctionType) -> bool:
-    module = getattr(function, "__module__", None) or ""
-    return module.split(".", 1)[0] in LIBRARIES
-
 
 def array_method(callee: cst.BaseExpression, resolver: Resolver):
     """The numpy array method a call `x.name(...)` of a local value `x` stands for, if any."""

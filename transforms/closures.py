@@ -14,7 +14,7 @@ so the value behaves as Python's own closure wherever it goes (a builtin's `key=
 
 The tuple `make_function` receives (the captured values, then the defaults) is the closure's
 differentiable environment: the adjoint of a closure is a `SequenceAdjoint` aligned with it
-(Zygote's approach). When a derivative program calls a closure, `transforms.dispatch` runs the
+(Zygote's approach). When a derivative program calls a closure, `runtime.dispatch` runs the
 program of its code object, which takes the captured values as leading parameters named as in
 the source; one program serves every closure the definition makes. Where the called value is
 itself differentiable, the call returns the closure's adjoint beside its arguments', and the
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.runtime_closures import DEFINITIONS, Definition
+from cpsgrad.runtime.closures import DEFINITIONS, Definition
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver

@@ -18,34 +18,16 @@ import math
 import libcst as cst
 
 from cpsgrad import runtime
+from cpsgrad.runtime.kinds import ANY, MAX_CHECKED_LENGTH, NUMBER, NUMBER_TYPES, NUMBERS, of  # noqa: F401  (re-exported)
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.resolve import Resolver
 
-NUMBER = "number"
-NUMBERS = "numbers"
-ANY = "any"
-
-#: Longest tuple or list argument checked element by element for the NUMBERS kind.
-MAX_CHECKED_LENGTH = 64
-
-NUMBER_TYPES = (float, int, bool)  # what a `number` may be
 _MATH_FUNCTIONS = frozenset(id(v) for v in vars(math).values() if callable(v))
 _NUMBER_BUILTINS = frozenset(id(f) for f in (float, int, bool, len, round, math.floor, math.ceil, math.trunc, runtime.zip_length))
 _ELEMENTWISE_BUILTINS = frozenset(id(f) for f in (abs, pow, divmod))  # numbers in, numbers out
 _REDUCING_BUILTINS = frozenset(id(f) for f in (max, min, sum))  # a sequence of numbers in, a number out
 _SEQUENCE_BUILDERS = frozenset(id(f) for f in (tuple, list, sorted, runtime.as_sequence))  # numbers stay numbers
-
-
-def of(value) -> str:
-    """The kind of one argument value (cheap: called on every call of a gradient function)."""
-    kind = type(value)
-    if kind is float or kind is int or kind is bool:
-        return NUMBER
-    if kind is tuple or kind is list:  # a tree of nested tuples fails at its first element, cheaply
-        if len(value) <= MAX_CHECKED_LENGTH and (not value or type(value[0]) in NUMBER_TYPES) and all(type(v) in NUMBER_TYPES for v in value):
-            return NUMBERS
-    return ANY
 
 
 def number_variables(definition: cst.FunctionDef, parameters: dict[str, str], resolver: Resolver) -> tuple[set[str], set[str]]:

@@ -57,7 +57,7 @@ def call_adapter(label: str) -> str:
 
 
 def call_site(label: str) -> str:
-    """`call_1_site`: the run-time dispatcher of the call (`transforms.dispatch.CallSite`)."""
+    """`call_1_site`: the run-time dispatcher of the call (`runtime.dispatch.CallSite`)."""
     return f"{label}_site"
 
 

@@ -46,7 +46,7 @@ class Normalized:
     parameters: list[str]
     origins: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(core statement) -> user node
     loop_labels: dict[int, str] = field(default_factory=dict)  # id(core while) -> "while_1", "for_2", ...
-    definitions: dict = field(default_factory=dict)  # def_g, lambda_1, ... -> runtime_closures.Definition
+    definitions: dict = field(default_factory=dict)  # def_g, lambda_1, ... -> runtime.closures.Definition
     superseded: list = field(default_factory=list)  # earlier definitions a later pass rewrote (kept: origins are keyed by id)
 
     def location(self, statement: cst.CSTNode):

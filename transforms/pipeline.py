@@ -12,12 +12,12 @@ import libcst as cst
 from cpsgrad import nonfinite
 from cpsgrad.errors import ArgumentError, CpsgradError
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.runtime_closures import DEFINITIONS
+from cpsgrad.runtime import dispatch
+from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import (
     activity,
     calls,
     cps,
-    dispatch,
     emit,
     fence,
     kinds,
@@ -49,7 +49,7 @@ class Transformed:
     sites: list[calls.Site]  # its calls of user functions
     assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
     definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
-    borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime_arrays.borrow)
+    borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime.loans.borrow)
     guard: Callable[[], bool] | None = None  # whether the names it resolved still name the same objects (resolve.binding_guard)
     # whether the program is still the function's: same code, same rule table, its globals taken
     # for numbers still numbers, its resolved names still naming the same objects (one generated
@@ -272,7 +272,7 @@ def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple
 def _placeholder(definition) -> types.FunctionType:
     """A function of a nested definition's code, for `show` (its program takes what it
     captured as parameters, so the values in its cells do not matter)."""
-    from cpsgrad.runtime_closures import make_function
+    from cpsgrad.runtime.closures import make_function
 
     size = len(definition.captured) + definition.positional_defaults + len(definition.keyword_defaults)
     return make_function(definition, (None,) * size)
@@ -375,3 +375,12 @@ def _positional_parameters(function: types.FunctionType) -> list[str]:
 
 def _assigned(normalized: normalize.Normalized) -> set[str]:
     return {name for targets, _ in activity.assignments(normalized.definition.body.body) for name in targets}
+
+
+def _check_callee(function: types.FunctionType) -> None:
+    """The fence's located error for a callee the transform refuses outright (`*args`)."""
+    fence.check(source.read(function, lifted=True))
+
+
+# the call sites of user functions make their callees' programs through this module
+dispatch.install(dispatch.Transformer(transform=transform, check=_check_callee))

@@ -73,7 +73,7 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
     source; `lifted` reads it as its calls from programs take it: its free variables first, as
     parameters (otherwise they are read from its cells, as for any user closure)."""
     function = unwrap(function)
-    from cpsgrad.runtime_closures import DEFINITIONS
+    from cpsgrad.runtime.closures import DEFINITIONS
 
     nested = DEFINITIONS.get(function.__code__)
     if nested is not None:

@@ -15,6 +15,8 @@ import types
 import weakref
 from dataclasses import dataclass, field
 
+from cpsgrad.runtime.adjoints import SequenceAdjoint
+
 __all__ = ["make_function", "make_partial"]
 
 
@@ -155,7 +157,7 @@ _SEQUENCE_ADJOINT: list = []
 def _sequence_adjoint():
     """`cpsgrad.runtime.SequenceAdjoint` (runtime imports this module, so it is found late)."""
     if not _SEQUENCE_ADJOINT:
-        from cpsgrad.runtime import SequenceAdjoint
+
 
         _SEQUENCE_ADJOINT.append(SequenceAdjoint)
     return _SEQUENCE_ADJOINT[0]
@@ -166,7 +168,7 @@ class Partial(functools.partial):
     Python merges a partial of a plain partial into one (their arguments in one tuple), which
     would misplace the adjoint of each; a partial whose type has its own `__call__` is kept
     apart, so each layer keeps the layout its own call made (the dispatcher assembles a layered
-    partial's adjoint innermost first, `transforms.dispatch`)."""
+    partial's adjoint innermost first, `runtime.dispatch`)."""
 
     __slots__ = ()
 

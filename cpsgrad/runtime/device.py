@@ -1,10 +1,10 @@
-"""Device branches of the array helpers (`cpsgrad/runtime_arrays.py`) for `DeviceArray`s.
+"""Device branches of the array helpers (`cpsgrad/runtime/`) for `DeviceArray`s.
 
-`runtime_arrays` keeps its numpy fast paths first and calls these where an argument is a
+The numpy helpers keep its numpy fast paths first and calls these where an argument is a
 `cpsgrad.kernels.DeviceArray` and the numpy formula would build host arrays (`np.zeros`,
 `np.broadcast_to`, `np.asarray`, scipy's BLAS). Everything here runs the table's CUDA kernels
 (and the few layout kernels beside them) on device data; nothing is copied to the host. The
-conventions of `runtime_arrays` hold: an adjoint has its primal's shape and dtype, `0.0` is the
+conventions of the numpy helpers hold: an adjoint has its primal's shape and dtype, `0.0` is the
 symbolic zero. Importing this module imports no numba.
 """
 

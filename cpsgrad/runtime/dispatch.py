@@ -2,7 +2,7 @@
 
 Each such call goes through one `CallSite` (the generated program's `call_N_site`, a wrapper
 parameter). Handed the called value, the caller's continuation and the call's arguments, it
-finds the Python function the value runs (`calls.target`: a function, a method with its
+finds the Python function the value runs (`targets.target`: a function, a method with its
 instance, an object's `__call__`, a partial), binds the arguments to its parameters as Python
 would (defaults and keyword-only parameters included), and runs the function's derivative
 program, specialised for the kinds of those arguments and differentiated with respect to the
@@ -21,21 +21,46 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import keyword
-import linecache
 import types
+from collections.abc import Callable
 
 import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.runtime_arrays import entry, withdrawing
-from cpsgrad.runtime_closures import DEFINITIONS, environment_adjoint, partial_adjoint
-from cpsgrad.transforms import calls, fence, source
-from cpsgrad.transforms.kinds import ANY, NUMBER, NUMBER_TYPES
-from cpsgrad.transforms.kinds import of as kind_of
+from cpsgrad.runtime import targets
+from cpsgrad.runtime.adapters import _ADAPTER_FILE, _adapter, _constructor, _describe
+from cpsgrad.runtime.closures import DEFINITIONS, environment_adjoint, partial_adjoint
+from cpsgrad.runtime.kinds import ANY, NUMBER, NUMBER_TYPES
+from cpsgrad.runtime.kinds import of as kind_of
+from cpsgrad.runtime.loans import loan_entry, withdrawing
 
 _SPREAD = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+@dataclasses.dataclass(frozen=True)
+class Transformer:
+    """What the call sites need of the transform, handed over by transforms/pipeline.py when it
+    is imported (`install`), so that this run-time module never imports the code that writes
+    programs: `transform(function, argnums, argument_kinds, every_parameter=True)` makes a
+    callee's program (a `pipeline.Transformed`); `check(function)` raises the fence's located
+    error for a function the transform refuses outright (a `*args` or `**kwargs` parameter)."""
+
+    transform: Callable
+    check: Callable
+
+
+class _NotInstalled:
+    def __getattr__(self, name):
+        raise RuntimeError("cpsgrad.runtime.dispatch: no transformer installed (import cpsgrad.transforms.pipeline)")
+
+
+_TRANSFORMER: Transformer | _NotInstalled = _NotInstalled()
+
+
+def install(transformer: Transformer) -> None:
+    global _TRANSFORMER
+    _TRANSFORMER = transformer
 MAX_PLANS = 64  # per site; beyond it the site forgets its plans (functions made afresh on each call)
 
 
@@ -74,7 +99,7 @@ class Plan:
         return self.table_version == TABLE.version and self.code is callee_code and (self.guard is None or self.guard())
 
 
-def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...], callee_active: bool = False) -> Plan:
+def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...], callee_active: bool = False) -> Plan:
     """Bind a call of `target` with `positional` positional arguments and keyword arguments
     `keywords` (site order, then the target's own) to its parameters; TypeError as Python's.
 
@@ -83,7 +108,7 @@ def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], activ
     and to the parameters its defaults fill, whose adjoints make the closure's."""
     function = target.function
     if function.__code__.co_flags & _SPREAD:
-        fence.check(source.read(function, lifted=True))  # raises, naming the *args or **kwargs parameter
+        _TRANSFORMER.check(function)  # raises, naming the *args or **kwargs parameter
     own = list(dict.fromkeys(name for name, _ in target.keywords if name not in keywords))  # an outer partial's keyword overrides an inner one's
     keyword_names = (*keywords, *own)
     count = len(target.prefix) + positional
@@ -97,7 +122,8 @@ def plan(target: calls.Target, positional: int, keywords: tuple[str, ...], activ
     order: list[int] = list(range(captured))
     defaults: list = []
     default_names: list[str] = []
-    for name in source.parameter_names(function):
+    code = function.__code__
+    for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
         value = bound.arguments[name]
         if isinstance(value, _Slot):
             order.append(captured + value.index)
@@ -238,7 +264,7 @@ class CallSite:
         program, kept = self.environment_program(found, key, parameters)
         return _expanded(_invoker(len(parameters))(program, parameters, k), kept, found.environment)
 
-    def plan(self, target: calls.Target, positional: int) -> Plan:
+    def plan(self, target: targets.Target, positional: int) -> Plan:
         function = target.function
         prefix = len(target.prefix)
         names = tuple(name for name, _ in target.keywords)
@@ -278,10 +304,8 @@ class CallSite:
         return entry
 
     def program(self, found: Plan, argument_kinds: tuple[str, ...], argnums: tuple[int, ...] | None = None):
-        from cpsgrad.transforms import pipeline
-
         try:
-            made = pipeline.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds, every_parameter=True)
+            made = _TRANSFORMER.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds, every_parameter=True)
         except LocatedError as error:
             if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
                 raise
@@ -291,23 +315,23 @@ class CallSite:
             found.guard = made.guard if earlier is None or earlier is made.guard else _both(earlier, made.guard)
         if ANY not in argument_kinds:  # only arrays are lent: nothing to claim or void
             return made.program
-        return entry(made.program, len(argument_kinds), bool(made.borrowers))
+        return loan_entry(made.program, len(argument_kinds), bool(made.borrowers))
 
-    def target(self, callee, positional: int) -> calls.Target:
+    def target(self, callee, positional: int) -> targets.Target:
         """What a called value runs, or a clear error."""
         if callee in TABLE:
-            return calls.Target(_adapter(callee, positional, self.keywords))
+            return targets.Target(_adapter(callee, positional, self.keywords))
         if type(callee) is functools.partial and _has_rule(callee.func):  # partial(np.sum, axis=0)
             names = (*self.keywords, *(n for n in callee.keywords if n not in self.keywords))
             adapter = _adapter(callee.func, len(callee.args) + positional, names)
-            return calls.Target(adapter, callee.args, tuple(callee.keywords.items()), partials=(callee,))
+            return targets.Target(adapter, callee.args, tuple(callee.keywords.items()), partials=(callee,))
         method = _unbound_method(callee)
         if method is not None:  # d.get(k, x) of a dict: the rule of dict.get, called as (d, k, x)
-            return calls.Target(_adapter(method, positional + 1, self.keywords), (callee.__self__,))
-        found = calls.target(callee)
+            return targets.Target(_adapter(method, positional + 1, self.keywords), (callee.__self__,))
+        found = targets.target(callee)
         if found is not None:
             return found
-        if calls.is_gradient(callee):
+        if targets.is_gradient(callee):
             raise CpsgradError(
                 f"{self.where()}call of {self.label}: it is a cpsgrad gradient function; differentiating "
                 "through a gradient (higher-order differentiation) is not supported yet"
@@ -315,8 +339,8 @@ class CallSite:
         if not callable(callee):
             raise TypeError(f"'{type(callee).__name__}' object is not callable")
         name = _describe(callee)
-        if calls.constructible(callee):
-            return calls.Target(_constructor(callee, positional, self.keywords))
+        if targets.constructible(callee):
+            return targets.Target(_constructor(callee, positional, self.keywords))
         if isinstance(callee, type):
             raise UnsupportedError(
                 self.location, f"call of the class {name}",
@@ -473,71 +497,3 @@ def _unbound_method(callee):
         return method if method is not None and method in TABLE else None
     except TypeError:
         return None
-
-
-def _describe(value) -> str:
-    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
-    if name is None:
-        return f"a {type(value).__name__} object"
-    module = getattr(value, "__module__", None)
-    return f"{module}.{name}" if module and module != "builtins" else name
-
-
-# ---- primitives handed as values ----------------------------------------------------------------
-
-_ADAPTER_FILE = "<cpsgrad adapter of "
-_ADAPTERS: dict[tuple, tuple[object, types.FunctionType]] = {}
-
-
-def _adapter(primitive, positional: int, keywords: tuple[str, ...]) -> types.FunctionType:
-    """A Python function calling `primitive` as the call does (`def call_tanh(x0): return
-    tanh(x0)`, `tanh` bound to the primitive), for its rule to be inlined into."""
-    key = (id(primitive), positional, keywords)
-    cached = _ADAPTERS.get(key)
-    if cached is not None and cached[0] is primitive:
-        return cached[1]
-    name = getattr(primitive, "__name__", "")
-    name = name if name.isidentifier() and not keyword.iskeyword(name) and name not in keywords else "primitive"
-    parameters = [f"x{i}" for i in range(positional)]
-    parameters = [p if p not in keywords and p != name else f"{p}_" for p in parameters]
-    listed = ", ".join([*parameters, *(["*", *keywords] if keywords else [])])
-    arguments = ", ".join([*parameters, *(f"{k}={k}" for k in keywords)])
-    text = f"def call_{name}({listed}):\n    return {name}({arguments})\n"
-    filename = f"{_ADAPTER_FILE}{_describe(primitive)} #{len(_ADAPTERS) + 1}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-    namespace = {name: primitive}
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - a one-line call of the primitive
-    function = namespace[f"call_{name}"]
-    _ADAPTERS[key] = (primitive, function)
-    return function
-
-
-def primitive_caller(primitive, positional: int) -> types.FunctionType:
-    """`_adapter` for the API: `cpsgrad.grad(np.sqrt)` differentiates `def call_sqrt(x0): ...`."""
-    return _adapter(primitive, positional, ())
-
-
-def _constructor(kind: type, positional: int, keywords: tuple[str, ...]) -> types.FunctionType:
-    """A Python function constructing a NamedTuple or dataclass `kind` as the call does
-    (`def construct_Linear(x0, x1): return construct(kind, (x0, x1), (), ())`), for the rule
-    of `cpsgrad_runtime.construct` to be inlined into."""
-    from cpsgrad import runtime
-
-    key = (id(kind), positional, keywords, "construct")
-    cached = _ADAPTERS.get(key)
-    if cached is not None and cached[0] is kind:
-        return cached[1]
-    parameters = [f"x{i}" for i in range(positional)]
-    parameters = [p if p not in keywords else f"{p}_" for p in parameters]
-    listed = ", ".join([*parameters, *(["*", *keywords] if keywords else [])])
-    packed = "".join(f"{p}, " for p in parameters)
-    given = "".join(f"{k}, " for k in keywords)
-    names = "".join(f"{k!r}, " for k in keywords)
-    text = f"def construct_{kind.__name__}({listed}):\n    return construct(kind, ({packed}), ({given}), ({names}))\n"
-    filename = f"{_ADAPTER_FILE}{_describe(kind)} #{len(_ADAPTERS) + 1}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-    namespace = {"construct": runtime.construct, "kind": kind}
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - one call of the constructor
-    function = namespace[f"construct_{kind.__name__}"]
-    _ADAPTERS[key] = (kind, function)
-    return function

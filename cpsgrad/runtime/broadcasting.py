@@ -1,0 +1,87 @@
+"""Undoing numpy's broadcasting in a backward: `unbroadcast` and `reduced_product`.
+
+`x_d += unbroadcast(z_d, x)` sums the adjoint over the axes broadcasting added to `x` and gives
+it `x`'s shape and dtype; every rule that may broadcast calls it. Between Python numbers the
+adjoint pass drops these calls (transforms/adjoint.py, `_WithoutUnbroadcast`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsgrad.kernels.device_array import DeviceArray
+from cpsgrad.runtime import device as _device
+from cpsgrad.runtime.adjoints import SequenceAdjoint
+
+_ndarray = np.ndarray
+
+
+def unbroadcast(adjoint, like):
+    """`adjoint` summed over the axes broadcasting added to `like`, in `like`'s shape and dtype.
+
+    The one helper that undoes broadcasting for every rule: `x_d += unbroadcast(z_d, x)`. A
+    Python float `like` gets a Python float; a numpy scalar or array keeps its dtype.
+    """
+    kind = type(like)
+    if kind is _ndarray and type(adjoint) is _ndarray and adjoint.shape == like.shape and adjoint.dtype is like.dtype:
+        return adjoint  # the common case: nothing was broadcast
+    if type(adjoint) is float and adjoint == 0.0:  # the symbolic zero
+        return adjoint
+    if kind is _ndarray:
+        if type(adjoint) is _ndarray and adjoint.shape == like.shape:
+            return adjoint if adjoint.dtype == like.dtype else adjoint.astype(like.dtype)
+        return _reduce_to(adjoint, like.shape, like.dtype)
+    if kind is DeviceArray:
+        return _device.unbroadcast(adjoint, like)
+    if kind is float or kind is int or kind is bool:
+        if type(adjoint) is float:
+            return adjoint
+        # a DeviceArray's sum is copied to the host: the gradient of a Python number is one
+        return float(adjoint.sum()) if type(adjoint) is _ndarray or type(adjoint) is DeviceArray else float(adjoint)
+    if isinstance(like, np.generic):
+        if type(adjoint) is DeviceArray:
+            return like.dtype.type(float(adjoint.sum()))
+        return like.dtype.type(adjoint.sum() if type(adjoint) is _ndarray else adjoint)
+    if isinstance(like, (list, tuple)):
+        if isinstance(adjoint, SequenceAdjoint) and len(adjoint) != len(like):
+            raise TypeError(
+                "an operator combined a differentiable tuple or list with another sequence "
+                "(concatenation or repetition); that is not differentiable yet: build the "
+                "sequence element by element"
+            )
+        if isinstance(adjoint, (_ndarray, np.generic)):  # numpy read the sequence as an array
+            return _as_sequence_adjoint(adjoint, like)
+        return adjoint
+    return adjoint
+
+
+def reduced_product(a, b, like):
+    """`unbroadcast(a * b, like)`; when `like` is a scalar and `a`, `b` arrays of one shape, a
+    dot product instead of the product array and its sum (`x * W` with a scalar `x`)."""
+    if type(a) is _ndarray and type(b) is _ndarray and type(like) is not _ndarray and a.shape == b.shape and a.dtype is b.dtype:
+        return unbroadcast(np.vdot(a, b), like)
+    return unbroadcast(a * b, like)
+
+
+def _reduce_to(adjoint, shape: tuple, dtype):
+    """Sum `adjoint` down to `shape` (numpy's broadcasting rules, run backwards)."""
+    adjoint = np.asarray(adjoint)
+    extra = adjoint.ndim - len(shape)
+    if extra < 0:  # a scalar (symbolic) adjoint standing for a broadcast value
+        return np.broadcast_to(adjoint, shape).astype(dtype)
+    axes = tuple(range(extra)) + tuple(
+        extra + axis for axis, size in enumerate(shape) if size == 1 and adjoint.shape[extra + axis] != 1
+    )
+    if axes:
+        adjoint = adjoint.sum(axis=axes, keepdims=True)
+    if extra:
+        adjoint = adjoint.reshape(shape)
+    if adjoint.shape != shape:
+        adjoint = np.broadcast_to(adjoint, shape).copy()
+    return adjoint.astype(dtype, copy=False)
+
+
+def _as_sequence_adjoint(adjoint, like):
+    """An array adjoint of a nested tuple or list `like`, as nested `SequenceAdjoint`s."""
+    parts = _reduce_to(adjoint, np.shape(like), np.asarray(adjoint).dtype)
+    return SequenceAdjoint(unbroadcast(part, element) for part, element in zip(parts, like, strict=True))
