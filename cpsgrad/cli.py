@@ -105,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
             import cpsgrad
 
             function = load_target(arguments.target)
-            text = cpsgrad.show(function, stage=arguments.stage, argnums=arguments.argnums, numbers=arguments.numbers, annotate=arguments.annotate)
+            text = cpsgrad.show(
+                function, stage=arguments.stage, argnums=arguments.argnums, numbers=arguments.numbers,
+                annotate=arguments.annotate,
+            )
             print(highlight(text), end="")
             return 0
         if arguments.command == "demo":

@@ -212,7 +212,10 @@ def _site(call: cps.Call, normalized: normalize.Normalized, resolver: Resolver, 
     )
 
 
-def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...] | None = None, annotate: bool = False) -> str:
+def stage_text(
+    function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...] | None = None,
+    annotate: bool = False,
+) -> str:
     """What `show` prints for `stage`: the function's program, then the program of each function
     its calls reach (transitively, each once per argnums and kinds), under a comment header. The
     early stages do not need the later passes to succeed. With `annotate` (final stage only), each
@@ -233,7 +236,8 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
             names = source.read(nested, lifted=True).captured + tuple(source.parameter_names(nested))
             where = f"# ---- {label} of {caller.__qualname__}: the {_described(definition)} ({definition.location})"
             try:
-                text, more, inner = _stage(nested, tuple(range(len(names))), stage, (kinds.ANY,) * len(names), True, annotate)
+                every = tuple(range(len(names)))
+                text, more, inner = _stage(nested, every, stage, (kinds.ANY,) * len(names), True, annotate)
             except CpsgradError as error:  # its calls raise it when they run
                 parts.append(f"{where}, which cpsgrad refuses:\n# {error}\n")
                 continue
@@ -264,7 +268,10 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
     return "\n".join(parts)
 
 
-def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool, annotate: bool = False) -> tuple[str, list[calls.Site], dict]:
+def _stage(
+    function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool,
+    annotate: bool = False,
+) -> tuple[str, list[calls.Site], dict]:
     if stage == "final":
         transformed = transform(function, argnums, argument_kinds, every_parameter)
         text = transformed.text("final")
@@ -289,7 +296,7 @@ def annotated(text: str, origins: tuple) -> str:
         if place is not None and place != previous:
             indent = line[: len(line) - len(line.lstrip())]
             user = linecache.getline(*place).strip()
-            out.append(f"{indent}# from line {location.line}: {user}\n" if user else f"{indent}# from line {location.line}\n")
+            out.append(f"{indent}# from line {location.line}" + (f": {user}\n" if user else "\n"))
         previous = place
         out.append(line)
     return "".join(out)
@@ -337,9 +344,10 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     # a program that only other programs call (`every_parameter`) is shown after one with the legend;
     # programs with call sites come after a function's program only through its calls and nested defs
     legend = "" if every_parameter else _legend(bool(front.sites or front.normalized.definitions))
+    kinds_of = dict(zip(front.normalized.parameters, argument_kinds, strict=True))
     final = (
         legend
-        + _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)), front.sites, sorted(front.resolver.assumed))
+        + _header(read, front.differentiated, kinds_of, front.sites, sorted(front.resolver.assumed))
         + f"def {wrapper}({', '.join(parameters)}):\n"
         + indented
         + f"    return {entry}\n"
@@ -348,7 +356,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free)
     # where each line came from, for debug_nans: the header and the wrapper's def, the body, its return
     before = final.count("\n") - body.count("\n") - 1
-    origins = [(None, "forward")] * before + generator.origins + [(None, "forward")]
+    origins = ((None, "forward"),) * before + tuple(generator.origins) + ((None, "forward"),)
     nonfinite.register(compiled, wrapper, filename, final, origins)
     stages = {
         "normalize": syntax.code(front.normalized.definition),
@@ -362,7 +370,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         tuple(sorted(generator.borrowers.values())),
         binding_guard(read.function, front.resolver.bindings),
         _holds(read.function, front.resolver.bindings, assumed),
-        tuple(origins),
+        origins,
     )
 
 
@@ -374,9 +382,10 @@ def _holds(function: types.FunctionType, bindings: dict, assumed: tuple[str, ...
 
 
 def _legend(calls: bool) -> str:
-    """How to read a derivative program, said once at the top of `show`'s output: so it heads
-    the program of a function as `grad` runs it (a callee's program does without). The lines on
-    call sites come where the output can have any (`calls`)."""
+    """How to read a derivative program. It heads the program of a function itself (as `grad`
+    runs it), which `show` prints first, and no callee's program: so it is said once in `show`'s
+    output, and the program line numbers `debug_nans` reports still count the lines `show` prints.
+    The lines on call sites come only where the output can have call sites (`calls`)."""
     text = (
         "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
         "# The wrapper's parameters are the rules' helpers and the function's free variables.\n"
