@@ -382,6 +382,7 @@ def show(
     argnums: int | tuple[int, ...] = 0,
     example: tuple | None = None,
     numbers: Iterable[str] | None = None,
+    annotate: bool = False,
 ) -> str:
     """The source cpsgrad generates for `function` at `stage` ("normalize", "cps" or "final").
 
@@ -392,10 +393,17 @@ def show(
     every other parameter may be anything (arrays included). A function wrapped by `grad`
     shows its original. The programs of the functions it calls follow, each under a comment
     header naming the call (for the kinds the caller can tell; a callee known only at run time,
-    such as a function passed as an argument, is named without its program).
+    such as a function passed as an argument, is named without its program). A legend on how to
+    read the programs heads the output, once.
+
+    With `annotate`, each block of the final programs' lines that comes from one statement of the
+    user's is headed by a comment `# from line N: <that line>`. The comments are only for reading:
+    the line numbers `debug_nans` reports count the lines of the plain output.
     """
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
+    if annotate and stage != "final":
+        raise ValueError(f"annotate marks the user's lines in the final stage only, not in {stage!r}")
     function = original(function)
     names = source.parameter_names(function)
     argument_kinds = None
@@ -411,4 +419,4 @@ def show(
         if unknown:
             raise ArgumentError(f"{function.__qualname__} has no parameter {', '.join(sorted(unknown))}; its parameters are {tuple(names)}")
         argument_kinds = tuple(kinds.NUMBER if name in numbers else kinds.ANY for name in names)
-    return pipeline.stage_text(function, _argnums(argnums), stage, argument_kinds)
+    return pipeline.stage_text(function, _argnums(argnums), stage, argument_kinds, annotate)

@@ -84,20 +84,31 @@ def _parser() -> argparse.ArgumentParser:
         help="parameters that hold Python numbers, e.g. x,n: the program for them drops array handling "
         "(default: the parameters annotated float, int or bool); --numbers '' means none",
     )
+    show.add_argument(
+        "--annotate", action="store_true",
+        help="head each block of the final program that comes from one of your statements with a comment "
+        "'# from line N: <your line>' (final stage only)",
+    )
     commands.add_parser("demo", help="differentiate a small physics simulation and show what happened")
     commands.add_parser("ops", help="list the tensor kernels, their devices and dtypes")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = _parser().parse_args(argv)
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    if arguments.command == "show" and arguments.annotate and arguments.stage != "final":
+        parser.error("--annotate marks your lines in the final stage only")
     highlight = _highlighter(sys.stdout)
     try:
         if arguments.command == "show":
             import cpsgrad
 
             function = load_target(arguments.target)
-            text = cpsgrad.show(function, stage=arguments.stage, argnums=arguments.argnums, numbers=arguments.numbers)
+            text = cpsgrad.show(
+                function, stage=arguments.stage, argnums=arguments.argnums, numbers=arguments.numbers,
+                annotate=arguments.annotate,
+            )
             print(highlight(text), end="")
             return 0
         if arguments.command == "demo":

@@ -177,3 +177,25 @@ def test_show_stages():
     compile(final, "<show>", "exec")
     with pytest.raises(ValueError, match="stage"):
         cpsgrad.show(cases.loop, stage="nope")
+
+
+def test_show_annotate_heads_each_block_with_the_users_line():
+    import inspect
+
+    lines, first = inspect.getsourcelines(cases.two_statements)
+    assert lines[1].strip() == "y = math.sin(x) * x" and lines[2].strip() == "return y + x"
+    shown = cpsgrad.show(cases.two_statements, annotate=True).splitlines()
+    forward = shown.index("        t1 = math.sin(x)")
+    assert shown[forward - 1] == f"        # from line {first + 1}: y = math.sin(x) * x"
+    assert shown[forward + 1] == "        y = t1 * x"  # the same statement: one block, one comment
+    assert shown[forward + 2] == f"        # from line {first + 2}: return y + x"
+    assert shown[forward + 3] == "        t2 = y + x"
+    # the backward of line 1 is a block of its own, headed again; lines from no statement get none
+    assert shown.count(f"        # from line {first + 1}: y = math.sin(x) * x") == 2
+    assert not any(line.strip().startswith("# from line") for line in shown[: forward - 1])
+    plain = cpsgrad.show(cases.two_statements)
+    assert "# from line" not in plain
+    assert [line for line in shown if not line.strip().startswith("# from line ")] == plain.splitlines()
+    compile("\n".join(shown), "<show>", "exec")
+    with pytest.raises(ValueError, match="final stage only"):
+        cpsgrad.show(cases.two_statements, stage="cps", annotate=True)

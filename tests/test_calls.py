@@ -230,6 +230,20 @@ def test_show_prints_the_callees_after_the_program():
     assert sum("def square__cps" in c for c in callees) == 1  # once per argnums and kinds
 
 
+def test_show_prints_the_legend_once_and_each_program_its_own_facts():
+    text = cpsgrad.show(cases.calls_helper, argnums=(0, 1), example=(1.0, 2.0))
+    lines = text.splitlines()
+    assert lines[0] == "# Each continuation returns the result, then the adjoints of the values it was handed."
+    programs = [n for n, line in enumerate(lines) if line.startswith("# cpsgrad: the derivative program of")]
+    assert len(programs) >= 3  # calls_helper, square, cube (and square again for cube's call)
+    for legend in ("# Each continuation returns", "# The wrapper's parameters are", "# call_N_site(f, k, *arguments)"):
+        assert text.count(legend) == 1 and text.index(legend) < text.index("# cpsgrad: the derivative program of")
+    for start in programs:  # each program still says which it is, for what, and its call sites
+        assert lines[start + 1].startswith("# Specialised for arguments ")
+    cube = text[text.index("# cpsgrad: the derivative program of cube"):]
+    assert cube.splitlines()[2].startswith("# call_1: square(...) at ")
+
+
 def test_show_of_each_stage_includes_the_callees_and_names_run_time_ones():
     assert "def odd_weight__cps(x, n, k):" in cpsgrad.show(cases.even_weight, stage="cps")
     assert "def odd_weight(x, n):" in cpsgrad.show(cases.even_weight, stage="normalize")

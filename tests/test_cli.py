@@ -84,3 +84,18 @@ def test_console_script_is_installed():
     assert shutil.which("cpsgrad") is not None
     result = subprocess.run(["cpsgrad", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "show" in result.stdout
+
+
+def test_show_annotate_puts_the_users_lines_over_their_blocks():
+    target = "tests.cases.golden_functions:design_example"
+    annotated = cpsgrad("show", target, "--annotate")
+    assert annotated.returncode == 0, annotated.stderr
+    lines = annotated.stdout.splitlines()
+    sine = next(n for n, line in enumerate(lines) if line.strip().startswith("t2 = math.sin("))
+    assert lines[sine - 1].strip() == "# from line 10: y = math.sin(y) * x"
+    plain = cpsgrad("show", target).stdout
+    assert [line for line in lines if not line.strip().startswith("# from line ")] == plain.splitlines()
+    compile(annotated.stdout, "<show>", "exec")
+    wrong = cpsgrad("show", target, "--annotate", "--stage", "cps")
+    assert wrong.returncode == 2 and "final stage only" in wrong.stderr
+    assert "--annotate" in cpsgrad("show", "--help").stdout

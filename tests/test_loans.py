@@ -112,3 +112,17 @@ def test_a_parameter_only_handed_on_passes_its_loan_down(monkeypatch):
     assert np.array_equal(gradient(weights, tree), expected)
     assert taken.count(True) == len(taken) - 1  # five leaves, one buffer
     check_grad(lf.passes_through_loss, weights, tree)
+
+
+def test_a_number_is_never_lent():
+    """Only arrays are lent: around a call with a Python number the program adds its adjoint back
+    as a number (no lend, no merge), and the gradient is the array program's, element by element."""
+    scalar = cpsgrad.show(lf.squares, example=(1.5,))
+    assert "lend(" not in scalar and "merge(" not in scalar
+    assert "x_d += call_1_x_d" in scalar and "x_d += call_2_x_d" in scalar
+    array = cpsgrad.show(lf.squares, example=(H,))
+    assert "cpsgrad_runtime.lend(x_d, x, (x,))" in array
+    assert "x_d = cpsgrad_runtime.merge(x_d, call_1_x_d, x)" in array
+    derivative = 2 * 1.5 + 3 * 1.5**2 + 1
+    assert cpsgrad.grad(lf.squares)(1.5) == pytest.approx(derivative, rel=1e-15)
+    assert cpsgrad.grad(lf.squares_total)(np.full(3, 1.5)) == pytest.approx(np.full(3, derivative), rel=1e-15)

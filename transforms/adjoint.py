@@ -361,12 +361,13 @@ class Generator:
         sources = [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []  # a closure's environment
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
-        # each argument's adjoint, once, with the argument it belongs to: lent to the callee
+        # each argument's adjoint, once, with the argument it belongs to: lent to the callee (only
+        # arrays are ever lent, so not a number's: its adjoint is added back as a number)
         lendable: dict[str, str] = {}
         ordered = [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]
         for argument in ordered:
             adjoint = self.active_source(argument.value, frame)
-            if adjoint is not None and adjoint not in lendable:
+            if adjoint is not None and adjoint not in lendable and not self.holds_number(adjoint):
                 lendable[adjoint] = syntax.code(argument.value)
         # every argument, repeats included: one passed twice is lent to neither parameter
         every = ", ".join(syntax.code(a.value) for a in ordered) + ("," if len(ordered) == 1 else "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,8 @@ class Transformed:
     # for numbers still numbers, its resolved names still naming the same objects (one generated
     # function of identity checks, called on every run: `_holds`)
     holds: Callable[[], bool] = field(default=lambda: False)
+    # per line of the final text, (SourceLocation of the user's statement | None, "forward" | "backward")
+    origins: tuple = ()
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -209,13 +212,17 @@ def _site(call: cps.Call, normalized: normalize.Normalized, resolver: Resolver, 
     )
 
 
-def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...] | None = None) -> str:
+def stage_text(
+    function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...] | None = None,
+    annotate: bool = False,
+) -> str:
     """What `show` prints for `stage`: the function's program, then the program of each function
     its calls reach (transitively, each once per argnums and kinds), under a comment header. The
-    early stages do not need the later passes to succeed."""
+    early stages do not need the later passes to succeed. With `annotate` (final stage only), each
+    block of lines made from one user statement is headed by that statement's line (`annotated`)."""
     function = source.unwrap(function)
     argument_kinds = argument_kinds or default_kinds(function)
-    text, sites, definitions = _stage(function, argnums, stage, argument_kinds, False)
+    text, sites, definitions = _stage(function, argnums, stage, argument_kinds, False, annotate)
     parts = [text]
     seen: set = set()  # callees shown (a function's own program as a callee differs: it borrows)
     pending = [(function, sites, definitions)]
@@ -229,7 +236,8 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
             names = source.read(nested, lifted=True).captured + tuple(source.parameter_names(nested))
             where = f"# ---- {label} of {caller.__qualname__}: the {_described(definition)} ({definition.location})"
             try:
-                text, more, inner = _stage(nested, tuple(range(len(names))), stage, (kinds.ANY,) * len(names), True)
+                every = tuple(range(len(names)))
+                text, more, inner = _stage(nested, every, stage, (kinds.ANY,) * len(names), True, annotate)
             except CpsgradError as error:  # its calls raise it when they run
                 parts.append(f"{where}, which cpsgrad refuses:\n# {error}\n")
                 continue
@@ -251,7 +259,7 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
             target, target_argnums, target_kinds = callee
             wrt = ", ".join(source.parameter_names(target)[p] for p in target_argnums)
             try:
-                text, more, inner = _stage(target, target_argnums, stage, target_kinds, True)
+                text, more, inner = _stage(target, target_argnums, stage, target_kinds, True, annotate)
             except CpsgradError as error:  # the call raises it when it runs
                 parts.append(f"{where} runs {target.__qualname__}, which cpsgrad refuses:\n# {error}\n")
                 continue
@@ -260,13 +268,38 @@ def stage_text(function, argnums: tuple[int, ...], stage: str, argument_kinds: t
     return "\n".join(parts)
 
 
-def _stage(function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool) -> tuple[str, list[calls.Site], dict]:
+def _stage(
+    function, argnums: tuple[int, ...], stage: str, argument_kinds: tuple[str, ...], every_parameter: bool,
+    annotate: bool = False,
+) -> tuple[str, list[calls.Site], dict]:
     if stage == "final":
         transformed = transform(function, argnums, argument_kinds, every_parameter)
-        return transformed.text("final"), transformed.sites, transformed.definitions
+        text = transformed.text("final")
+        return (annotated(text, transformed.origins) if annotate else text), transformed.sites, transformed.definitions
     front = _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     text = syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
     return text, front.sites, front.normalized.definitions
+
+
+def annotated(text: str, origins: tuple) -> str:
+    """`text` (a final program) with `# from line N: <the user's line>` over each block of
+    consecutive lines made from one user statement (`origins`: per line, where it came from), at
+    the block's indentation, so a reader finds their own line in the program. Lines from no
+    statement get no comment."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    previous = None
+    for number, line in enumerate(lines):
+        location = origins[number][0] if number < len(origins) else None
+        # a statement's parts (its operands' temporaries) carry their own columns: one line, one block
+        place = (location.filename, location.line) if location is not None else None
+        if place is not None and place != previous:
+            indent = line[: len(line) - len(line.lstrip())]
+            user = linecache.getline(*place).strip()
+            out.append(f"{indent}# from line {location.line}" + (f": {user}\n" if user else "\n"))
+        previous = place
+        out.append(line)
+    return "".join(out)
 
 
 def _placeholder(definition) -> types.FunctionType:
@@ -308,8 +341,13 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     free = emit.free_variables(read.function, read.captured)
     parameters = emit.wrapper_parameters(free, generator.namespace)
     indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
+    # a program that only other programs call (`every_parameter`) is shown after one with the legend;
+    # programs with call sites come after a function's program only through its calls and nested defs
+    legend = "" if every_parameter else _legend(bool(front.sites or front.normalized.definitions))
+    kinds_of = dict(zip(front.normalized.parameters, argument_kinds, strict=True))
     final = (
-        _header(read, front.differentiated, dict(zip(front.normalized.parameters, argument_kinds, strict=True)), front.sites, sorted(front.resolver.assumed))
+        legend
+        + _header(read, front.differentiated, kinds_of, front.sites, sorted(front.resolver.assumed))
         + f"def {wrapper}({', '.join(parameters)}):\n"
         + indented
         + f"    return {entry}\n"
@@ -318,7 +356,8 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free)
     # where each line came from, for debug_nans: the header and the wrapper's def, the body, its return
     before = final.count("\n") - body.count("\n") - 1
-    nonfinite.register(compiled, wrapper, filename, final, [(None, "forward")] * before + generator.origins + [(None, "forward")])
+    origins = ((None, "forward"),) * before + tuple(generator.origins) + ((None, "forward"),)
+    nonfinite.register(compiled, wrapper, filename, final, origins)
     stages = {
         "normalize": syntax.code(front.normalized.definition),
         "cps": cps.render(program),
@@ -331,6 +370,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         tuple(sorted(generator.borrowers.values())),
         binding_guard(read.function, front.resolver.bindings),
         _holds(read.function, front.resolver.bindings, assumed),
+        origins,
     )
 
 
@@ -341,7 +381,27 @@ def _holds(function: types.FunctionType, bindings: dict, assumed: tuple[str, ...
     return binding_guard(function, bindings, checks, values)
 
 
+def _legend(calls: bool) -> str:
+    """How to read a derivative program. It heads the program of a function itself (as `grad`
+    runs it), which `show` prints first, and no callee's program: so it is said once in `show`'s
+    output, and the program line numbers `debug_nans` reports still count the lines `show` prints.
+    The lines on call sites come only where the output can have call sites (`calls`)."""
+    text = (
+        "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
+        "# The wrapper's parameters are the rules' helpers and the function's free variables.\n"
+    )
+    if calls:
+        text += (
+            "# call_N_site(f, k, *arguments) runs the derivative program of the function f for its\n"
+            "# arguments' kinds (made on its first call) with continuation k, and returns k's result,\n"
+            "# then the adjoints of the differentiable arguments; call_N_k packs this program's own.\n"
+        )
+    return text + "\n"
+
+
 def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site], assumed: list[str]) -> str:
+    """The program's own facts: which function, with respect to what, for which kinds of
+    arguments, the module globals it takes for numbers and its call sites."""
     wrt = ", ".join(differentiated) or "nothing"
     specialised = ", ".join(f"{name}: {kind}" for name, kind in argument_kinds.items()) or "no arguments"
     nested = DEFINITIONS.get(read.function.__code__)
@@ -353,18 +413,8 @@ def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argume
     )
     if assumed:
         text += f"# Module globals taken for numbers: {', '.join(assumed)} (the program is made again if one stops being one).\n"
-    text += (
-        "# Each continuation returns the result, then the adjoints of the values it was handed.\n"
-        "# The wrapper's parameters are the rules' helpers and the function's free variables.\n"
-    )
-    if sites:
-        text += (
-            "# call_N_site(f, k, *arguments) runs the derivative program of the function f for its\n"
-            "# arguments' kinds (made on its first call) with continuation k, and returns k's result,\n"
-            "# then the adjoints of the differentiable arguments; call_N_k packs this program's own.\n"
-        )
-        for site in sites:
-            text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
+    for site in sites:
+        text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
     return text
 
 

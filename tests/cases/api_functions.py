@@ -90,3 +90,8 @@ class Model:
     @staticmethod
     def static_energy(x):
         return 0.5 * x * x
+
+
+def two_statements(x: float):
+    y = math.sin(x) * x
+    return y + x

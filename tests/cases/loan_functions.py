@@ -57,3 +57,18 @@ def passes_through(W, t):
 
 def passes_through_loss(W, t):
     return np.sum(passes_through(W, t))
+
+
+def sq(a):
+    return a * a
+
+
+def squares(x):
+    """sq called twice on x, and x used after both calls: an array x's adjoint is lent around each."""
+    u = sq(x)
+    v = sq(x) + u * x
+    return v + x
+
+
+def squares_total(x):
+    return np.sum(squares(x))
