@@ -57,3 +57,13 @@ def closures(x, w):
     def shifted(v, by=x):
         return scale(v) + by
     return shifted(x) * scale(2.0)
+
+
+def scaled_square(v: float, by: float):
+    """A user helper at module level, called by `calls_a_helper`."""
+    return by * v * v
+
+
+def calls_a_helper(x: float, w: float):
+    """Calls of a module-level function: its derivative program is shown after the caller's."""
+    return scaled_square(x, w) + math.sin(scaled_square(x, 2.0))

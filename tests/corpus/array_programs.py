@@ -8,6 +8,7 @@ clip bounds, mask thresholds), so that few examples are skipped. Each function's
 says what it exercises.
 """
 
+import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -427,6 +428,154 @@ def labels(n, classes):
 
 RELU_INPUTS = arrays((4, 2), min_value=-2.0, max_value=2.0)
 
+# --- jax.numpy transcriptions: the same programs for jax.grad (tests/test_corpus.py compares) ---
+
+
+def jax_rnn_sequence_loss(Wxh, Whh, b, Why, xs, target):
+    h = jnp.zeros(HIDDEN + 1)
+    for x in xs:
+        h = jnp.tanh(Wxh @ x + Whh @ h + b)
+    logits = Why @ h
+    shifted = logits - jnp.max(logits)
+    return -(shifted - jnp.log(jnp.sum(jnp.exp(shifted))))[target]
+
+
+def jax_lstm_sequence(W, U, bias, xs):
+    n = HIDDEN
+    h, c = jnp.zeros(n), jnp.zeros(n)
+    for x in xs:
+        z = W @ x + U @ h + bias
+        gates = 1.0 / (1.0 + jnp.exp(-z[: 3 * n]))
+        c = gates[:n] * c + gates[n : 2 * n] * jnp.tanh(z[3 * n :])
+        h = gates[2 * n :] * jnp.tanh(c)
+    return jnp.sum(h * h) + jnp.sum(c)
+
+
+def jax_mlp_over_samples(W1, b1, w2, b2, X, y):
+    loss = 0.0
+    for i in range(X.shape[0]):
+        prediction = w2 @ jnp.maximum(W1 @ X[i] + b1, 0.0) + b2
+        loss = loss + (prediction - y[i]) ** 2
+    return loss / X.shape[0]
+
+
+def jax_attention_readout(query, keys, values):
+    scores = keys @ query / jnp.sqrt(query.shape[0])
+    weights = jnp.exp(scores - jnp.max(scores))
+    context = (weights / jnp.sum(weights)) @ values
+    return jnp.sum(context * context) + jnp.log(jnp.sum(jnp.exp(scores)))
+
+
+def jax_softmax_regression(W, b, X, labels):
+    logits = X @ W + b
+    shifted = logits - jnp.max(logits, axis=1, keepdims=True)
+    log_probabilities = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
+    return -jnp.mean(log_probabilities[jnp.arange(X.shape[0]), labels])
+
+
+def jax_batch_norm_loss(X, gamma, beta):
+    mean = X.mean(axis=0)
+    variance = ((X - mean) ** 2).mean(axis=0)
+    out = gamma * (X - mean) / jnp.sqrt(variance + EPSILON) + beta
+    return jnp.sum(jnp.tanh(out) ** 2) + jnp.sum(out[0])
+
+
+def jax_fit_by_gradient_descent(w, X, y, rate, steps):
+    for _ in range(steps):
+        w = w - rate * (X.T @ (X @ w - y) / X.shape[0])
+    residual = X @ w - y
+    return residual @ residual
+
+
+def jax_adapt_per_sample(theta, rate, X, y):
+    adapted = theta
+    for row, target in zip(X, y, strict=True):
+        activation = jnp.tanh(row @ adapted)
+        adapted = adapted - rate * (activation - target) * (1.0 - activation * activation) * row
+    return jnp.sum((jnp.tanh(X @ adapted) - y) ** 2)
+
+
+def jax_gather_with_repeats(x):
+    picked = x[PICKS]
+    return jnp.sum(picked * picked * PICK_WEIGHTS) + jnp.sum(x[jnp.array([1, 1, 0])])
+
+
+def jax_embedding_bag(E, w):
+    pooled = E[TOKENS].mean(axis=0)
+    return jnp.tanh(pooled @ w) + jnp.sum(E[TOKENS, 0] ** 2)
+
+
+def jax_broadcast_column_row(a, b):
+    return jnp.sum(jnp.tanh(a * b + a - 2.0 * b)) + jnp.sum((a + b) ** 2)
+
+
+def jax_outer_trace_dot(u, v, A):
+    return jnp.trace(jnp.outer(u, v) @ A) + jnp.dot(u, v) + jnp.dot(A, v) @ u + jnp.trace(A) ** 2
+
+
+def jax_column_statistics(X):
+    centered = X - jnp.sum(X, axis=0, keepdims=True) / X.shape[0]
+    return jnp.max(X, axis=1) @ centered.mean(axis=1) + jnp.sum(centered**2) + X.sum() * X.max()
+
+
+def jax_transpose_and_reshape(X):
+    flat = X.reshape(-1)
+    return jnp.sum((X.T @ X) * (X.reshape(3, 2) @ X)) + flat @ flat[::-1]
+
+
+def jax_stack_and_concatenate(a, b):
+    joined = jnp.concatenate([a, 2.0 * b, a * b])
+    return jnp.sum(jnp.stack([a, b]) @ jnp.stack([a, b * b], axis=1)) + joined @ joined
+
+
+def jax_pairwise_kernel(X):
+    squared = jnp.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+    return jnp.sum(jnp.exp(-squared)) + jnp.sum(jnp.sqrt(squared + EPSILON))
+
+
+def jax_horner_rows(coefficients, x):
+    value = coefficients[0]
+    for row in coefficients[1:]:
+        value = value * x + row
+    return jnp.sum(value * value)
+
+
+def jax_heat_diffusion_2d(u, steps):
+    for _ in range(steps):
+        laplacian = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4.0 * u[1:-1, 1:-1]
+        u = u.at[1:-1, 1:-1].set(u[1:-1, 1:-1] + DIFFUSIVITY * laplacian)
+    return jnp.sum(u**3)
+
+
+def jax_velocity_verlet_springs(positions, velocities, dt, steps):
+    def accelerate(p):
+        return -SPRING * p - COUPLING * (p - jnp.mean(p, axis=0, keepdims=True))
+
+    acceleration = accelerate(positions)
+    for _ in range(steps):
+        positions = positions + dt * velocities + 0.5 * dt * dt * acceleration
+        new_acceleration = accelerate(positions)
+        velocities = velocities + 0.5 * dt * (acceleration + new_acceleration)
+        acceleration = new_acceleration
+    potential = 0.5 * SPRING * jnp.sum(positions**2)
+    return 0.5 * jnp.sum(velocities * velocities) + potential + positions[0, 0]
+
+
+def jax_softened_nbody(positions, velocities, dt, steps):
+    for _ in range(steps):
+        separation = positions[:, None, :] - positions[None, :, :]
+        distance2 = jnp.sum(separation**2, axis=2, keepdims=True) + SOFTENING
+        velocities = velocities - dt * jnp.sum(separation / distance2**1.5, axis=1)
+        positions = positions + dt * velocities
+    return jnp.sum(positions * positions) + jnp.sum(velocities)
+
+
+# hypothesis examples per case against finite differences, and against jax.grad
+EXAMPLES = 8
+JAX_EXAMPLES = 4
+# the float32 programs, with the shapes of their arguments: their values and gradients stay float32
+FLOAT32_SHAPES = {"float32_tanh_layer": ((3, 2), (2,)), "float32_softmax_entropy": ((4,),)}
+
 CASES = [
     Case(
         rnn_sequence_loss,
@@ -439,6 +588,7 @@ CASES = [
             ints(0, 3),
         ),
         (0, 1, 2, 3),
+        jax=jax_rnn_sequence_loss,
     ),
     Case(
         lstm_sequence,
@@ -449,6 +599,7 @@ CASES = [
             arrays((3, 2)),
         ),
         (0, 1, 2),
+        jax=jax_lstm_sequence,
     ),
     Case(
         mlp_over_samples,
@@ -461,13 +612,25 @@ CASES = [
             arrays(4),
         ),
         (0, 1, 2, 3),
+        jax=jax_mlp_over_samples,
     ),
-    Case(attention_readout, (arrays(3), arrays((4, 3)), arrays((4, 2))), (0, 1, 2)),
-    Case(softmax_regression, (arrays((2, 3)), arrays(3), arrays((4, 2)), labels(4, 3)), (0, 1)),
+    Case(
+        attention_readout,
+        (arrays(3), arrays((4, 3)), arrays((4, 2))),
+        (0, 1, 2),
+        jax=jax_attention_readout,
+    ),
+    Case(
+        softmax_regression,
+        (arrays((2, 3)), arrays(3), arrays((4, 2)), labels(4, 3)),
+        (0, 1),
+        jax=jax_softmax_regression,
+    ),
     Case(
         batch_norm_loss,
         (arrays((4, 3)), arrays(3, min_value=0.5, max_value=2.0), arrays(3)),
         (0, 1, 2),
+        jax=jax_batch_norm_loss,
     ),
     Case(
         float32_tanh_layer,
@@ -485,6 +648,7 @@ CASES = [
             ints(0, 5),
         ),
         (0, 1, 3),
+        jax=jax_fit_by_gradient_descent,
     ),
     Case(
         adapt_per_sample,
@@ -495,6 +659,7 @@ CASES = [
             arrays(3, min_value=-1.0, max_value=1.0),
         ),
         (0, 1, 2),
+        jax=jax_adapt_per_sample,
     ),
     Case(halve_until_inside_unit_ball, (arrays(3, min_value=-5.0, max_value=5.0),)),
     Case(
@@ -528,8 +693,8 @@ CASES = [
     Case(exponential_moving_average, (arrays(st.integers(1, 5)), floats(0.1, 0.9)), (0, 1)),
     Case(smoothness_penalty, (arrays(st.integers(3, 6)),)),
     Case(masked_sums, (arrays(4, exclude_near=(0.0,), margin=0.01), arrays(4)), (0, 1)),
-    Case(gather_with_repeats, (arrays(3),)),
-    Case(embedding_bag, (arrays((4, 2)), arrays(2)), (0, 1)),
+    Case(gather_with_repeats, (arrays(3),), jax=jax_gather_with_repeats),
+    Case(embedding_bag, (arrays((4, 2)), arrays(2)), (0, 1), jax=jax_embedding_bag),
     Case(
         broadcast_column_row,
         (
@@ -537,11 +702,14 @@ CASES = [
             arrays((1, 4), min_value=-2.0, max_value=2.0),
         ),
         (0, 1),
+        jax=jax_broadcast_column_row,
     ),
-    Case(outer_trace_dot, (arrays(3), arrays(3), arrays((3, 3))), (0, 1, 2)),
-    Case(column_statistics, (arrays((3, 4)),)),
-    Case(transpose_and_reshape, (arrays((2, 3)),)),
-    Case(stack_and_concatenate, (arrays(3), arrays(3)), (0, 1)),
+    Case(
+        outer_trace_dot, (arrays(3), arrays(3), arrays((3, 3))), (0, 1, 2), jax=jax_outer_trace_dot
+    ),
+    Case(column_statistics, (arrays((3, 4)),), jax=jax_column_statistics),
+    Case(transpose_and_reshape, (arrays((2, 3)),), jax=jax_transpose_and_reshape),
+    Case(stack_and_concatenate, (arrays(3), arrays(3)), (0, 1), jax=jax_stack_and_concatenate),
     Case(where_and_clip, (arrays(5, exclude_near=(0.0, -1.0, 1.0), margin=0.01),)),
     Case(quadratic_and_linear_forms, (arrays((3, 3)), arrays(3), arrays(3)), (0, 1, 2)),
     Case(
@@ -550,7 +718,9 @@ CASES = [
         (0, 1, 2),
     ),
     Case(tuple_of_arrays, (arrays(3), arrays(3)), (0, 1)),
-    Case(pairwise_kernel, (arrays((3, 2), min_value=-1.5, max_value=1.5),)),
+    Case(
+        pairwise_kernel, (arrays((3, 2), min_value=-1.5, max_value=1.5),), jax=jax_pairwise_kernel
+    ),
     Case(
         horner_vector, (arrays(st.integers(1, 5)), arrays(3, min_value=-1.5, max_value=1.5)), (0, 1)
     ),
@@ -558,12 +728,18 @@ CASES = [
         horner_rows,
         (arrays((4, 3), min_value=-1.0, max_value=1.0), arrays(3, min_value=-1.5, max_value=1.5)),
         (0, 1),
+        jax=jax_horner_rows,
     ),
-    Case(heat_diffusion_2d, (arrays((4, 5), min_value=-1.0, max_value=1.0), ints(0, 3))),
+    Case(
+        heat_diffusion_2d,
+        (arrays((4, 5), min_value=-1.0, max_value=1.0), ints(0, 3)),
+        jax=jax_heat_diffusion_2d,
+    ),
     Case(
         velocity_verlet_springs,
         (arrays((3, 2)), arrays((3, 2)), positive_floats(0.01, 0.2), ints(0, 4)),
         (0, 1, 2),
+        jax=jax_velocity_verlet_springs,
     ),
     Case(
         softened_nbody,
@@ -574,5 +750,6 @@ CASES = [
             ints(0, 3),
         ),
         (0, 1, 2),
+        jax=jax_softened_nbody,
     ),
 ]

@@ -17,7 +17,7 @@ helpers are not cases. Strategies keep inputs away from branch thresholds, ties 
 max keys, and large magnitudes.
 
 Some entries are written the way that currently fails through a cpsgrad bug; each has a twin
-written the supported way, and tests/test_corpus_closures.py marks it (XFAIL, naming the twin).
+written the supported way, and its `Case` says so (`xfail=`, naming the twin).
 `REFUSED` lists programs refused by design (late binding, nested functions in a cycle).
 """
 
@@ -25,6 +25,8 @@ import functools
 import math
 from functools import reduce
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
 
@@ -1006,6 +1008,146 @@ REFUSED = [
 ]
 
 
+# --- jax.numpy transcriptions: the same programs for jax.grad (tests/test_corpus.py compares) ---
+
+
+def _jax_make_layer(W, b, activation):
+    def layer(h):
+        z = W @ h + b
+        if activation == "tanh":
+            return jnp.tanh(z)
+        return z
+
+    return layer
+
+
+def jax_mlp_of_closure_layers(params, x):
+    layers = [
+        _jax_make_layer(params["W1"], params["b1"], "tanh"),
+        _jax_make_layer(params["W2"], params["b2"], "linear"),
+    ]
+    h = x
+    for layer in layers:
+        h = layer(h)
+    return sum(v * v for v in h) + h[0]
+
+
+def jax_composed_lambdas(a, x):
+    f = lambda v: jnp.sin(a * v)
+    g = lambda v: v * v + a
+    h = compose(f, g)
+    twice = compose(h, h)
+    return twice(x) + h(x) * a
+
+
+def jax_closure_returned_called_twice(a, x):
+    scale = make_scaler(a)
+    return scale(scale(x)) - scale(1.0)
+
+
+def jax_partial_of_a_lambda(a, b, x):
+    weighted = functools.partial(lambda w, v: w * v + b * v * v, a)
+    return weighted(x) + weighted(weighted(x))
+
+
+def jax_newton_cube_root(c, steps):
+    f = lambda y: y**3 - c
+    df = lambda y: 3.0 * y * y
+    return newton(f, df, 1.0 + 0.1 * c, steps)
+
+
+def jax_euler_integrator(W, b, decay, y0, dt, steps):
+    def field(y):
+        return jnp.tanh(W @ y + b) - decay * y
+
+    y = euler(field, y0, dt, steps)
+    return y @ y + y[0]
+
+
+def jax_scan_rnn(Wx, Wh, b, xs):
+    def step(h, x):
+        return jnp.tanh(Wx @ x + Wh @ h + b)
+
+    h, states = scan(step, jnp.zeros(HIDDEN), xs)
+    return jnp.sum(h) + sum(s @ s for s in states)
+
+
+def jax_riemann_integral(a, b, hi, n):
+    f = lambda t: jnp.exp(-a * t * t) + b * t
+    h = hi / n
+    return h * sum(f((i + 0.5) * h) for i in range(n))
+
+
+def jax_gradient_descent_with_closures(w, X, y, lr, steps):
+    n = X.shape[0]
+
+    def residual(v):
+        return X @ v - y
+
+    for _ in range(steps):
+        w = w - lr * (X.T @ residual(w) / n)
+    r = residual(w)
+    return r @ r / n
+
+
+def jax_tree_fold_with_closures(weight, embeddings, tree):
+    combine = lambda left, right: jnp.tanh(weight * left + right)
+    root = fold_tree(combine, lambda i: embeddings[i], tree)
+    return jnp.sum(root * root)
+
+
+def jax_recursive_nested_power(x, n):
+    def power(k):
+        if k == 0:
+            return 1.0
+        half = power(k // 2)
+        return half * half if k % 2 == 0 else x * half * half
+
+    return power(n) + power(n + 1) * 0.5
+
+
+def jax_softmax_with_comprehensions(a, b, c):
+    scores = jnp.stack([a, b * a, c - b])
+    probabilities = jax.nn.softmax(scores)
+    return probabilities @ scores
+
+
+def jax_attention_with_a_score_closure(q, K, V):
+    weights = jax.nn.softmax(K @ q / math.sqrt(q.shape[0]))
+    context = weights @ V
+    return context @ context + jnp.sum(context)
+
+
+def jax_product_by_reduce(xs, scale):
+    return jnp.prod(xs) + 1.0 + scale * jnp.sum(xs)
+
+
+def jax_polynomial_terms_as_closures(c, x):
+    return sum(c[k] * x**k for k in range(c.shape[0]))
+
+
+def jax_chain_of_closures_built_recursively(a, x, n):
+    def make_chain(n, a):
+        if n == 0:
+            return lambda v: v
+        inner = make_chain(n - 1, a)
+        return lambda v: a * jnp.sin(inner(v)) + v
+
+    f = make_chain(n, a)
+    return f(x) * f(0.5)
+
+
+def jax_reduce_with_array_state(W, xs):
+    step = lambda h, x: jnp.tanh(W @ h + x)
+    return jnp.sum(functools.reduce(step, xs, jnp.zeros(INPUTS)))
+
+
+def jax_dict_comprehension_sgd_step(params, lr, x):
+    updated = {name: value - lr * 2.0 * value for name, value in params.items()}
+    h = jnp.tanh(updated["W"] @ x + updated["b"])
+    return h @ h + sum(jnp.sum(v * v) for v in updated.values())
+
+
 # --- cases -----------------------------------------------------------------------------------
 
 
@@ -1044,13 +1186,29 @@ DISTINCT_PARAMS = _separated(len(PARAMETER_KEYS)).map(
     lambda values: {key: float(v) for key, v in zip(PARAMETER_KEYS, values, strict=True)}
 )
 
+# hypothesis examples per case against finite differences, and against jax.grad. No case is
+# marked xfail now: the bugs this corpus found (partials of partials, partials of primitives,
+# all/any of call results, keys of a dict, sorted over iterators, a comprehension variable taken
+# for a reassignment, a lambda's lambda default) are fixed and their programs run like the others.
+EXAMPLES = 5
+JAX_EXAMPLES = 3
+
 CASES = [
-    Case(mlp_of_closure_layers, (MLP_PARAMS, arrays(INPUTS)), (0, 1)),
-    Case(composed_lambdas, (floats(-1.5, 1.5), floats(-1.5, 1.5)), (0, 1)),
+    Case(
+        mlp_of_closure_layers, (MLP_PARAMS, arrays(INPUTS)), (0, 1), jax=jax_mlp_of_closure_layers
+    ),
+    Case(
+        composed_lambdas, (floats(-1.5, 1.5), floats(-1.5, 1.5)), (0, 1), jax=jax_composed_lambdas
+    ),
     Case(
         reduce_of_compositions, (floats(-2.0, 2.0), floats(-2.0, 2.0), floats(-2.0, 2.0)), (0, 1, 2)
     ),
-    Case(closure_returned_called_twice, (floats(-2.0, 2.0), floats(-2.0, 2.0)), (0, 1)),
+    Case(
+        closure_returned_called_twice,
+        (floats(-2.0, 2.0), floats(-2.0, 2.0)),
+        (0, 1),
+        jax=jax_closure_returned_called_twice,
+    ),
     Case(
         closure_factory_in_a_dict,
         (
@@ -1075,7 +1233,12 @@ CASES = [
         (floats(-2.0, 2.0), floats(-2.0, 2.0), floats(-2.0, 2.0)),
         (0, 1, 2),
     ),
-    Case(partial_of_a_lambda, (floats(-1.0, 1.0), floats(-1.0, 1.0), floats(-1.0, 1.0)), (0, 1, 2)),
+    Case(
+        partial_of_a_lambda,
+        (floats(-1.0, 1.0), floats(-1.0, 1.0), floats(-1.0, 1.0)),
+        (0, 1, 2),
+        jax=jax_partial_of_a_lambda,
+    ),
     Case(partial_folded_by_reduce, (floats(-2.0, 2.0), arrays(st.integers(0, 5))), (0, 1)),
     Case(
         list_of_lambdas_iterated,
@@ -1102,11 +1265,12 @@ CASES = [
         polynomial_terms_as_closures,
         (arrays(st.integers(1, 5), min_value=-2.0, max_value=2.0), floats(-1.5, 1.5)),
         (0, 1),
+        jax=jax_polynomial_terms_as_closures,
     ),
     Case(nested_def_kwonly_default, (floats(-2.0, 2.0), floats(-2.0, 2.0)), (0, 1)),
     Case(apply_twice_and_n_times, (floats(-1.0, 1.0), floats(-2.0, 2.0), ints(0, 4)), (0, 1)),
     Case(fixed_point_square_root, (positive_floats(0.2, 5.0),)),
-    Case(newton_cube_root, (positive_floats(0.5, 5.0), ints(0, 6))),
+    Case(newton_cube_root, (positive_floats(0.5, 5.0), ints(0, 6)), jax=jax_newton_cube_root),
     Case(
         euler_integrator,
         (
@@ -1118,6 +1282,7 @@ CASES = [
             ints(0, 6),
         ),
         (0, 1, 2, 3, 4),
+        jax=jax_euler_integrator,
     ),
     Case(
         scan_rnn,
@@ -1128,12 +1293,14 @@ CASES = [
             arrays((3, INPUTS)),
         ),
         (0, 1, 2, 3),
+        jax=jax_scan_rnn,
     ),
     Case(scan_moving_average, (positive_floats(0.1, 0.95), arrays(st.integers(1, 6))), (0, 1)),
     Case(
         riemann_integral,
         (positive_floats(0.1, 2.0), floats(-1.0, 1.0), positive_floats(0.5, 2.0), ints(1, 12)),
         (0, 1, 2),
+        jax=jax_riemann_integral,
     ),
     Case(
         gradient_descent_with_closures,
@@ -1145,9 +1312,15 @@ CASES = [
             ints(0, 5),
         ),
         (0, 1, 2, 3),
+        jax=jax_gradient_descent_with_closures,
     ),
-    Case(tree_fold_with_closures, (floats(-1.0, 1.0), arrays((3, 2)), _trees()), (0, 1)),
-    Case(recursive_nested_power, (floats(-1.5, 1.5), ints(0, 9))),
+    Case(
+        tree_fold_with_closures,
+        (floats(-1.0, 1.0), arrays((3, 2)), _trees()),
+        (0, 1),
+        jax=jax_tree_fold_with_closures,
+    ),
+    Case(recursive_nested_power, (floats(-1.5, 1.5), ints(0, 9)), jax=jax_recursive_nested_power),
     Case(recursive_rising_factorial, (positive_floats(0.2, 3.0), ints(1, 6))),
     Case(
         early_return_closure,
@@ -1177,6 +1350,7 @@ CASES = [
         product_by_reduce,
         (arrays(st.integers(1, 5), min_value=-2.0, max_value=2.0), floats(-2.0, 2.0)),
         (0, 1),
+        jax=jax_product_by_reduce,
     ),
     Case(sorted_points_by_x, (_separated(4), arrays(4)), (0, 1)),
     Case(order_by_closure_key, (_separated(5), arrays(5)), (0, 1)),
@@ -1186,8 +1360,14 @@ CASES = [
         softmax_with_comprehensions,
         (floats(-2.0, 2.0), floats(-2.0, 2.0), floats(-2.0, 2.0)),
         (0, 1, 2),
+        jax=jax_softmax_with_comprehensions,
     ),
-    Case(attention_with_a_score_closure, (arrays(2), arrays((3, 2)), arrays((3, 2))), (0, 1, 2)),
+    Case(
+        attention_with_a_score_closure,
+        (arrays(2), arrays((3, 2)), arrays((3, 2))),
+        (0, 1, 2),
+        jax=jax_attention_with_a_score_closure,
+    ),
     Case(zip_enumerate_reversed, (arrays(4), arrays(4), positive_floats(0.2, 0.95)), (0, 1, 2)),
     Case(
         dict_comprehension_sgd_step,
@@ -1202,6 +1382,7 @@ CASES = [
             arrays(INPUTS),
         ),
         (0, 1, 2),
+        jax=jax_dict_comprehension_sgd_step,
     ),
     Case(
         set_comprehension_of_active_indices,
@@ -1288,6 +1469,7 @@ CASES = [
         chain_of_closures_built_recursively,
         (floats(-1.5, 1.5), floats(-2.0, 2.0), ints(0, 5)),
         (0, 1),
+        jax=jax_chain_of_closures_built_recursively,
     ),
     Case(pair_of_closures_returned, (floats(-2.0, 2.0), floats(-2.0, 2.0)), (0, 1)),
     Case(
@@ -1305,6 +1487,7 @@ CASES = [
             arrays(st.integers(0, 4).map(lambda n: (n, INPUTS))),
         ),
         (0, 1),
+        jax=jax_reduce_with_array_state,
     ),
     Case(
         lambda_inside_a_comprehension_inside_a_lambda,

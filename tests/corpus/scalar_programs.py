@@ -676,6 +676,8 @@ def apart_all(values):
     return [value + TIE_BREAK for value in values]
 
 
+# hypothesis examples per case against finite differences (None: the hypothesis profile's)
+EXAMPLES = None
 CASES = [
     Case(quadratic_form, (floats(), floats()), (0, 1)),
     Case(all_operators, (floats(), floats(-2.5, 10.0)), (0, 1)),
@@ -794,4 +796,24 @@ CASES = [
     Case(nested_loops_with_break, (floats(-1.5, 1.5), ints(0, 6))),
     Case(nested_loops_data_dependent, (floats(-3.0, 3.0), floats(-3.0, 3.0)), (0, 1)),
     Case(calls_helper, (floats(), apart(floats())), (0, 1)),
+]
+
+
+# Inputs on a kink or a tie, where finite differences skip: the gradient follows JAX (measured
+# with jax.grad on the same expressions: abs'(0) = 1, a tie in max/min gives 0.5 to each side,
+# floor division has gradient 0, x ** 0 has gradient 0 at x = 0). (function, arguments, argnums,
+# the exact gradient)
+AT_KINKS = [
+    (abs_distance, (0.0, 0.0), (0, 1), (1.5, -1.0)),
+    (clip, (-1.0, -1.0, 2.0), (0, 1, 2), (0.5, 0.5, 0.0)),
+    (clip, (2.0, -1.0, 2.0), (0, 1, 2), (0.5, 0.0, 0.5)),
+    (select_with_flag, (1.5, 1.5, True), (0, 1), (2.25, 0.75)),
+    (min_of_three, (2.0, 1.0, 0.0), (0, 1, 2), (1.0, 0.5, 0.5)),
+    (relu_layer, (0.0, [1.0, -2.0]), 0, -0.5),
+    (leaky_relu, (0.0,), 0, 0.01),
+    (bool_arithmetic, (0.0,), 0, 0.1),
+    (floor_division_and_modulo, (2.0,), 0, 3.0),
+    (float_and_int_conversions, (2.0, 2), 0, 5.0),
+    (skip_odd_terms, (0.0, 3), 0, 0.0),
+    (countdown_series, (0.0, 3), 0, 1.0),
 ]
