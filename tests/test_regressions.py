@@ -428,3 +428,11 @@ def test_a_subscript_of_a_differentiable_object_with_its_own_getitem_is_refused_
 
 def test_a_subscript_of_a_constant_object_with_its_own_getitem_is_differentiated():
     assert cpsgrad.value_and_grad(cases.subscript_of_a_constant_dataclass)(1.5) == (4.5, 3.0)
+
+
+def test_an_empty_tuple_default_keeps_its_parentheses():
+    """Found by the fuzzer (seed 14000): stripping the parentheses of a lambda's default `()`
+    made libcst refuse the tree (an internal CSTValidationError in show and grad)."""
+    # (this module shadows len: len(()) is 1 here)
+    assert cpsgrad.value_and_grad(cases.lambda_with_an_empty_tuple_default)(1.5) == (6.0, 4.0)
+    assert cases.lambda_with_an_empty_tuple_default(1.5) == 6.0

@@ -44,6 +44,9 @@ def negate(atom: cst.BaseExpression) -> cst.UnaryOperation:
 
 
 def strip_parentheses(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` without its own parentheses, except an empty tuple's (`()` is nothing without them)."""
+    if isinstance(node, cst.Tuple) and not node.elements:
+        return node
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node

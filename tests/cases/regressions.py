@@ -592,3 +592,8 @@ def subscript_of_a_differentiable_named_tuple(x, w):
 
 def subscript_of_a_constant_dataclass(x):
     return Scaler(3.0)[x]
+
+
+def lambda_with_an_empty_tuple_default(x):
+    g = lambda u, w=(): u * (len(w) + 2.0) + x  # noqa: E731
+    return g(x)
