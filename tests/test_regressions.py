@@ -436,3 +436,18 @@ def test_an_empty_tuple_default_keeps_its_parentheses():
     # (this module shadows len: len(()) is 1 here)
     assert cpsgrad.value_and_grad(cases.lambda_with_an_empty_tuple_default)(1.5) == (6.0, 4.0)
     assert cases.lambda_with_an_empty_tuple_default(1.5) == 6.0
+
+
+def test_a_builtin_rewritten_by_normalize_is_guarded_when_a_global_shadows_it_later(monkeypatch):
+    """normalize turns `map(...)` into a loop only while `map` is the builtin, and `reduce(...)`
+    only while it is functools.reduce: a global of that name defined after the first transform
+    makes the program again (the bindings of normalize's choices are in the binding guard)."""
+    function = cases.maps_a_square
+    assert cpsgrad.value_and_grad(function)(1.5) == (11.25, 15.0)
+    monkeypatch.setattr(cases, "map", lambda f, xs: [f(xs[0])], raising=False)
+    assert function(1.5) == 2.25
+    assert cpsgrad.value_and_grad(function)(1.5) == (2.25, 3.0)
+    product = cases.reduces_a_product
+    assert cpsgrad.value_and_grad(product)(1.5) == (6.75, 9.0)
+    monkeypatch.setattr(cases, "reduce", lambda f, xs: xs[0])
+    assert cpsgrad.value_and_grad(product)(1.5) == (1.5, 1.0)

@@ -58,6 +58,7 @@ class Lifted:
 
     source: FunctionSource
     definitions: dict[str, Definition]  # wrapper parameter name -> the definition it holds
+    bindings: dict = dataclasses.field(default_factory=dict)  # names resolved on the way (Resolver.bindings)
 
 
 def lift(read: FunctionSource) -> Lifted:
@@ -91,10 +92,11 @@ def lift(read: FunctionSource) -> Lifted:
         definitions[label] = definition
         DEFINITIONS[code] = definition
     local = {*bindings.bound, *(p.name.value for p in _parameters(read.definition))}
-    replacer = _Replace(labels, definitions, read.positions, Resolver(read.function, local).resolve)
+    resolver = Resolver(read.function, local)
+    replacer = _Replace(labels, definitions, read.positions, resolver.resolve)
     replaced = read.definition.visit(replacer)
     positions = collections.ChainMap(replacer.moved, read.positions)
-    return Lifted(dataclasses.replace(read, definition=replaced, positions=positions), definitions)
+    return Lifted(dataclasses.replace(read, definition=replaced, positions=positions), definitions, resolver.bindings)
 
 
 # ---- finding the definitions and their code objects ---------------------------------------------

@@ -39,12 +39,12 @@ import libcst as cst
 
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.naming import names_in
-from cpsgrad.transforms.resolve import Resolver
 
 if TYPE_CHECKING:
     from cpsgrad.transforms.normalize import _Normalizer
 
 NODES = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_REDUCE = functools.reduce  # as imported: a later rebinding of functools.reduce is a user's function
 
 # bases of the fresh names the rewritten code binds (numbered `_1`, `_2`, ... when taken)
 RESULT = "comprehension"  # the list, set or dict a comprehension builds
@@ -220,7 +220,7 @@ def _is_reduce(normalizer: _Normalizer, callee: cst.BaseExpression) -> bool:
     dotted = syntax.dotted_name(callee)
     if dotted is None or not dotted.endswith("reduce"):
         return False
-    return Resolver(normalizer.source.function, normalizer.locals).resolve(callee) is functools.reduce
+    return normalizer.resolver.resolve(callee) is _REDUCE
 
 
 def _reduce(normalizer: _Normalizer, node: cst.Call, positional: list, out: list) -> cst.BaseExpression:

@@ -48,6 +48,9 @@ class Normalized:
     loop_labels: dict[int, str] = field(default_factory=dict)  # id(core while) -> "while_1", "for_2", ...
     definitions: dict = field(default_factory=dict)  # def_g, lambda_1, ... -> runtime.closures.Definition
     superseded: list = field(default_factory=list)  # earlier definitions a later pass rewrote (kept: origins are keyed by id)
+    # the names this pass's choices depend on (`reduce` is functools.reduce, `map` the builtin,
+    # ...), resolved as Resolver.bindings: the program holds while each names the same object
+    bindings: dict = field(default_factory=dict)
 
     def location(self, statement: cst.CSTNode):
         return self.source.location(self.origins.get(id(statement)))
@@ -57,8 +60,10 @@ def normalize(source: FunctionSource) -> Normalized:
     """Rewrite `source`'s function into the core language (its nested defs and lambdas first
     replaced by the calls that make them, transforms/closures.py)."""
     lifted = closures.lift(source)
-    normalized = _Normalizer(lifted.source, frozenset(lifted.definitions)).run()
+    normalizer = _Normalizer(lifted.source, frozenset(lifted.definitions))
+    normalized = normalizer.run()
     normalized.definitions = lifted.definitions
+    normalized.bindings = {**lifted.bindings, **normalizer.resolver.bindings}
     return normalized
 
 
@@ -82,7 +87,8 @@ class _Normalizer:
         self.assigned = set(parameters)
         self.statements: list[cst.CSTNode] = []  # the user's statements being normalized, innermost last
         self.user_locals = frozenset(self.locals)  # not the names this pass adds (comprehension accumulators)
-        self.lists = lists.functional_lists(source.definition, parameters, Resolver(source.function, self.locals))
+        self.resolver = Resolver(source.function, self.locals)  # its bindings: what the program depends on
+        self.lists = lists.functional_lists(source.definition, parameters, self.resolver)
 
     def run(self) -> Normalized:
         definition = self.source.definition
@@ -110,6 +116,7 @@ class _Normalizer:
         shadowed = identifier in self.reassigned or identifier in self.source.function.__code__.co_freevars
         if shadowed or self.globals.get(identifier, getattr(builtins, identifier)) is not getattr(builtins, identifier):
             return cst.Attribute(cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("builtins")), cst.Name(identifier))
+        self.resolver.bindings[identifier] = getattr(builtins, identifier)  # a global of that name later: made again
         return cst.Name(identifier)
 
     def is_builtin(self, node: cst.BaseExpression, builtin: str) -> bool:
@@ -441,7 +448,7 @@ class _Normalizer:
     def may_go_first(self, statements: list, value: cst.BaseExpression) -> bool:
         if _lookup(self.source.function, self.locals, syntax.dotted_name(value)) is _UNBOUND:
             return True
-        resolver = Resolver(self.source.function, self.locals)
+        resolver = self.resolver
         found = False
 
         class Calls(cst.CSTVisitor):

@@ -186,6 +186,7 @@ def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds
     # a top-level program may take module globals holding numbers for numbers (the API checks
     # they still do on each call); the programs of callees, cached per call site, do not
     resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized), assume_global_numbers=not every_parameter)
+    resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
     if subscripts.rewrite(normalized, active, resolver):  # differentiable indices: np.r_[x, y], obj[v]
         active = activity.active_names(normalized.definition, set(differentiated), resolver)

@@ -597,3 +597,14 @@ def subscript_of_a_constant_dataclass(x):
 def lambda_with_an_empty_tuple_default(x):
     g = lambda u, w=(): u * (len(w) + 2.0) + x  # noqa: E731
     return g(x)
+
+
+def maps_a_square(x):
+    return sum(map(lambda v: v * v, [x, 2.0 * x]))  # noqa: C417  (map on purpose: normalize rewrites it)
+
+
+reduce = functools.reduce
+
+
+def reduces_a_product(x):
+    return reduce(lambda a, b: a * b, [x, x, 3.0])
