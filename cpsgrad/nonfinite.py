@@ -48,6 +48,7 @@ import weakref
 import numpy as np
 
 from cpsgrad.errors import NonFiniteError, SourceLocation
+from cpsgrad.runtime.adapters import _ADAPTER_FILE
 
 __all__ = ["ENVIRONMENT", "from_environment", "register", "run", "check_result", "origin_in"]
 
@@ -349,14 +350,18 @@ class _Frame:
             return
         # made here from finite values: not a read, not what watched code handed back
         if self.inputs_finite and statement.makes and self.entered == self.run.entered:
-            raise _Found(self.error(statement, bad))
+            raise _Found(self.error(statement, bad, frame))
         if self.run.seen is None:
             names = [name for name, value in self.inputs if not finite(value)]
             self.run.seen = (self.program, statement.line, names)
 
-    def error(self, statement: _Statement, bad: list) -> NonFiniteError:
+    def error(self, statement: _Statement, bad: list, frame: types.FrameType) -> NonFiniteError:
         program = self.program
         location, phase = program.origin(statement.line)
+        if location is not None and location.filename.startswith(_ADAPTER_FILE):
+            # a primitive called as a value (`g = np.log; g(x)`) runs in an adapter's program:
+            # the user's line is the call's, in the nearest generated frame below it
+            location = _calling_location(frame) or location
         source_line = _source_line(location)
         text = program.text(statement.line)
         inputs = {name: shown(value) for name, value in self.inputs if value is not _MISSING and _is_data(value)}
@@ -374,6 +379,20 @@ class _Frame:
             "\n".join(lines), phase=phase, location=location, source_line=source_line, statement=text,
             program=program.name, program_line=statement.line, inputs=inputs, results=results,
         )
+
+
+def _calling_location(frame: types.FrameType) -> SourceLocation | None:
+    """The user's statement that the nearest calling frame of generated code (not an adapter's)
+    was running."""
+    frame = frame.f_back
+    while frame is not None:
+        program = _program_of(frame.f_code)
+        if program is not None:
+            location, _ = program.origin(frame.f_lineno)
+            if location is not None and not location.filename.startswith(_ADAPTER_FILE):
+                return location
+        frame = frame.f_back
+    return None
 
 
 def _kind(value) -> str:

@@ -173,3 +173,11 @@ def test_the_registry_lets_programs_go():
     del program
     gc.collect()
     assert nonfinite.registered() == count
+
+
+def test_a_nan_made_by_a_primitive_called_as_a_value_names_the_users_call():
+    """A primitive handed as a value runs in an adapter's program (`def call_log(x0)`); the
+    error names the user's call, not the adapter's line."""
+    error = _error(cases.log_called_as_a_value, 1.0)
+    _at(error, cases, "log_called_as_a_value")
+    assert error.phase == "forward" and "call_log" in error.program

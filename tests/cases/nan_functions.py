@@ -78,3 +78,8 @@ def everything_finite(x, n):
     for i in range(n):
         s = s + f(x * i)
     return np.sum(s) + recursive_root(np.sum(x * x) + 1.0, 3) + math.sin(float(np.sum(x)))
+
+
+def log_called_as_a_value(x):
+    g = np.log
+    return g(-x) * 2.0  # birth: log_called_as_a_value
