@@ -140,3 +140,20 @@ def test_source_files_stay_readable(directory):
         if lines > OVERSIZED.get(relative, MAX_LINES):
             too_long[relative] = lines
     assert too_long == {}
+
+
+def test_every_package_is_in_the_wheel():
+    """pyproject.toml lists the packages explicitly (transforms/ and kernels/ install under
+    cpsgrad.): a new package directory left out would be missing from a non-editable install."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = set()
+    for base, directory in PACKAGES.items():
+        for init in directory.rglob("__init__.py"):
+            parts = init.parent.relative_to(directory).parts
+            if base == "cpsgrad" and parts and parts[0] in ("transforms", "kernels"):
+                continue
+            if "__pycache__" not in parts:
+                found.add(".".join([base, *parts]))
+    assert found - listed == set()
