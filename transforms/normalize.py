@@ -15,16 +15,13 @@ assert are rewritten here; temporaries are `t1, t2, ...`, loop state `for_1_item
 from __future__ import annotations
 
 import builtins
-import types
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.rules import registry
-from cpsgrad.transforms import closures, comprehensions, lists, naming, syntax
+from cpsgrad.transforms import closures, comprehensions, evaluation_order, lists, naming, syntax
 from cpsgrad.transforms.naming import Namer, names_in
-from cpsgrad.transforms.resolve import _MISSING as _UNBOUND_MISSING
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
 
@@ -415,52 +412,8 @@ class _Normalizer:
 
     def in_order(self, parts: list, out: list) -> list:
         """The operands `parts` (each a function of `out` flattening one operand into it) as atoms,
-        with Python's order of evaluation kept: a global read (`A` in `A ^ f()`, `g + h(x)`) that
-        a later operand's statements could change or pre-empt (a call of a user function, which
-        may rebind it; a name unbound now, whose NameError comes first) is copied before them."""
-        values, ends = [], []
-        for part in parts:
-            values.append(part(out))
-            ends.append(len(out))
-        for i in reversed(range(len(values) - 1)):
-            later = out[ends[i]:]
-            if later and self.read_live(values[i]) and self.may_go_first(later, values[i]):
-                copy: list = []
-                values[i] = self.temporary_value(values[i], copy, self.statements[-1] if self.statements else values[i])
-                out[ends[i]:ends[i]] = copy
-        return values
-
-    def read_live(self, value: cst.BaseExpression) -> bool:
-        """Whether an atom reads a global or free variable (`A`, `cfg.scale`), looked up when it
-        runs; not a module's attribute (`np.pi`: modules are not rebound by the calls between)."""
-        dotted = syntax.dotted_name(value)
-        if dotted is None:
-            return False
-        root = dotted.split(".")[0]
-        if root in self.locals or root == "cpsgrad_runtime":
-            return False
-        if root not in self.user_names:
-            return False  # one of this pass's temporaries
-        if "." in dotted and isinstance(Resolver(self.source.function, self.locals).lookup(root), types.ModuleType):
-            return _lookup(self.source.function, self.locals, dotted) is _UNBOUND
-        return True
-
-    def may_go_first(self, statements: list, value: cst.BaseExpression) -> bool:
-        if _lookup(self.source.function, self.locals, syntax.dotted_name(value)) is _UNBOUND:
-            return True
-        resolver = self.resolver
-        found = False
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                nonlocal found
-                callee = resolver.resolve(node.func) if syntax.dotted_name(node.func) is not None else None
-                if not _opaque(callee):
-                    found = True
-
-        for statement in statements:
-            statement.visit(Calls())
-        return found
+        in Python's order of evaluation (transforms/evaluation_order.py)."""
+        return evaluation_order.in_order(self, parts, out)
 
     def atom(self, node: cst.BaseExpression, out: list) -> cst.BaseExpression:
         value = self.simple(node, out)
@@ -534,7 +487,7 @@ class _Normalizer:
         else:
             callee = syntax.strip_parentheses(callee)
             dotted = syntax.dotted_name(callee)
-            if node.args and dotted.split(".")[0] in self.user_names and not self.local_attribute(callee) and dotted.split(".")[0] not in self.locals and _lookup(self.source.function, self.locals, dotted) is _UNBOUND:
+            if node.args and dotted.split(".")[0] in self.user_names and not self.local_attribute(callee) and dotted.split(".")[0] not in self.locals and evaluation_order.unbound(self.source.function, self.locals, dotted):
                 # a dotted name that names nothing now (math.hupot, an undefined function): Python
                 # looks it up before the arguments, so its AttributeError or NameError comes first
                 callee = self.temporary_value(callee, out, node)
@@ -671,31 +624,6 @@ def _zip_arguments(call: cst.Call) -> bool:
     """Positional sequences, optionally followed by `strict=`: the zips a loop can index."""
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
     return any(a.keyword is None for a in call.args) and keywords in ([], ["strict"]) and not any(a.star for a in call.args)
-
-
-_UNBOUND = object()
-
-
-def _lookup(function: types.FunctionType, local_names, dotted: str):
-    """The value `dotted` names now (closure, globals, builtins, then attributes), or _UNBOUND."""
-    first, *rest = dotted.split(".")
-    value = Resolver(function, local_names).lookup(first)
-    for attribute in rest:
-        if value is _UNBOUND_MISSING:
-            break
-        value = getattr(value, attribute, _UNBOUND_MISSING)
-    return _UNBOUND if value is _UNBOUND_MISSING else value
-
-
-def _opaque(callee) -> bool:
-    """Whether a call of `callee` runs no user code that could rebind a global: a primitive with
-    a rule, a builtin function or type, a numpy ufunc."""
-    if callee is None:
-        return False
-    if callee in registry.TABLE:
-        return True
-    return isinstance(callee, (types.BuiltinFunctionType, types.BuiltinMethodType)) or type(callee).__name__ == "ufunc" or (
-        isinstance(callee, type) and callee.__module__ == "builtins")
 
 
 def _receiver(atom: cst.BaseExpression) -> cst.BaseExpression:
