@@ -10,7 +10,6 @@ import numpy as np
 from cpsgrad.kernels.cpu.jit import compile_formulas, serial
 from cpsgrad.kernels.formulas import recurrent
 
-
 _gates = compile_formulas(recurrent)
 _lstm_state, _lstm_adjoints = _gates.lstm_state, _gates.lstm_adjoints
 _gru_state, _gru_adjoints = _gates.gru_state, _gates.gru_adjoints

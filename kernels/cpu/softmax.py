@@ -14,7 +14,6 @@ from cpsgrad.kernels.cpu.jit import compile_formulas, serial
 from cpsgrad.kernels.cpu.shapes import from_rows, reduction_axes, to_rows
 from cpsgrad.kernels.formulas import softmax
 
-
 _rows = compile_formulas(softmax)
 _stable_shift, _log_normalizer, _probability = _rows.stable_shift, _rows.log_normalizer, _rows.probability
 _adjoint_part, _adjoint = _rows.adjoint_part, _rows.adjoint
