@@ -50,6 +50,9 @@ def _fused(kernel, grad, a, b, y):
 
 _formulas = compile_formulas(binary)
 
+LOOPS: dict[str, object] = {}
+"""Loop name (``<op>_adjoints_loop``) -> its numba dispatcher, for inspection."""
+
 
 def _fused_loop(name, adjoints):
     def loop(g, a, b, y, grad_a, grad_b):
@@ -57,7 +60,8 @@ def _fused_loop(name, adjoints):
             grad_a[i], grad_b[i] = adjoints(g[i], a[i], b[i], y[i])
 
     loop.__qualname__ = loop.__name__ = f"{name}_adjoints_loop"
-    return serial(loop)
+    LOOPS[loop.__name__] = serial(loop)
+    return LOOPS[loop.__name__]
 
 
 def _define(entry):

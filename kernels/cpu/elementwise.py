@@ -7,6 +7,8 @@ reads (the input or, where the entry says so, the output), so the backward is on
 with no temporaries. Kinks follow JAX (see ``formulas.elementwise``).
 """
 
+import inspect
+
 import numpy as np
 
 from cpsgrad.kernels.cpu.jit import compile_formulas, serial
@@ -15,6 +17,9 @@ from cpsgrad.kernels.formulas import elementwise
 from cpsgrad.kernels.formulas.catalog import UNARY
 
 _formulas = compile_formulas(elementwise)
+
+LOOPS: dict[str, object] = {}
+"""Loop name (``<op>_loop``, ``<op>_adjoint_loop``) -> its numba dispatcher, for inspection."""
 
 
 def _apply(kernel, x, *params):
@@ -39,7 +44,8 @@ def _forward_loop(name, formula):
             out[i] = formula(x[i], p, q)
 
     loop.__qualname__ = loop.__name__ = f"{name}_loop"
-    return serial(loop)
+    LOOPS[loop.__name__] = serial(loop)
+    return LOOPS[loop.__name__]
 
 
 def _backward_loop(name, formula):
@@ -48,21 +54,30 @@ def _backward_loop(name, formula):
             out[i] = formula(g[i], saved[i], p, q)
 
     loop.__qualname__ = loop.__name__ = f"{name}_adjoint_loop"
-    return serial(loop)
+    LOOPS[loop.__name__] = serial(loop)
+    return LOOPS[loop.__name__]
 
 
 def _define(entry):
-    """``<op>_forward`` and ``<op>_backward`` of one catalog entry."""
+    """``<op>_forward`` and ``<op>_backward`` of one catalog entry.
+
+    The residuals are ``(saved array, *the parameters given)``, as callers that build them by
+    hand expect (``(x,)`` for an op without parameters); the backward takes the entry's
+    defaults for parameters left out."""
     forward_loop = _forward_loop(entry.name, getattr(_formulas, entry.value.__name__))
     backward_loop = _backward_loop(entry.name, getattr(_formulas, entry.adjoint.__name__))
+    takes_params = bool(inspect.signature(entry.params).parameters)
 
     def forward(x, *args, **kwargs):
         params = entry.params(*args, **kwargs)
         y = _apply(forward_loop, x, *params)
-        return y, ((y if entry.saves_output else x), *params)
+        saved = y if entry.saves_output else x
+        return y, ((saved, *params) if takes_params else (saved,))
 
     def backward(grad, saved):
-        return _adjoint(backward_loop, grad, *saved)
+        value, *given = saved
+        params = given if len(given) == 2 else (*given, *entry.params()[len(given) :])
+        return _adjoint(backward_loop, grad, value, *params)
 
     forward.__name__ = forward.__qualname__ = f"{entry.name}_forward"
     backward.__name__ = backward.__qualname__ = f"{entry.name}_backward"
