@@ -42,7 +42,9 @@ def _max_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y, argmax
         image, channel = plane // channels, plane % channels
         for oy in range(y.shape[2]):
             for ox in range(y.shape[3]):
-                best, where = _max_window(x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w)
+                best, where = _max_window(
+                    x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
+                )
                 y[image, channel, oy, ox] = best
                 argmax[image, channel, oy, ox] = where
 

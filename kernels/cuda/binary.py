@@ -3,7 +3,8 @@
 One forward kernel reads both operands through broadcast strides (no broadcast copies); the
 backward kernel writes both adjoints over the broadcast shape in one pass, then broadcast axes
 are summed away by a block reduction. Both run the formulas of
-``cpsgrad.kernels.formulas.catalog.BINARY``, chosen by the entry's code (a launch argument). Ties in maximum/minimum give half to each side (JAX).
+``cpsgrad.kernels.formulas.catalog.BINARY``, chosen by the entry's code (a launch argument).
+Ties in maximum/minimum give half to each side (JAX).
 """
 
 import math

@@ -83,7 +83,9 @@ def _gru_grad(gates, hidden_gates, h, grad_h, grad_input_gates, grad_hidden_gate
         q = hidden + k
         m = 2 * hidden + k
         r = gates[n, k]
-        grad_r, grad_z, grad_candidate = _gru_adjoints(r, gates[n, q], gates[n, m], hidden_gates[n, m], h[n, k], grad_h[n, k])
+        grad_r, grad_z, grad_candidate = _gru_adjoints(
+            r, gates[n, q], gates[n, m], hidden_gates[n, m], h[n, k], grad_h[n, k]
+        )
         grad_input_gates[n, k] = grad_r
         grad_hidden_gates[n, k] = grad_r
         grad_input_gates[n, q] = grad_z
