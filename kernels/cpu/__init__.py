@@ -2,16 +2,16 @@
 
 ``CATALOG`` maps an op name to ``(module, index_args)``: the module under ``cpsgrad.kernels.cpu``
 that defines ``<op>_forward`` and ``<op>_backward``, and the positions of integer or boolean
-arguments. The table imports a module on first dispatch, so this file must stay import-free.
+arguments. The table imports a module on first dispatch, so this file must stay
+free of numba (the elementwise entries come from ``cpsgrad.kernels.formulas.catalog``, which
+imports only ``math``).
 """
 
-_UNARY = (
-    "neg abs exp log log1p sqrt square sin cos tanh sigmoid relu leaky_relu hardtanh clip softplus"
-)
+from cpsgrad.kernels.formulas.catalog import BINARY, UNARY
 
 CATALOG: dict[str, tuple[str, tuple[int, ...]]] = {
-    **{op: ("elementwise", ()) for op in _UNARY.split()},
-    **{op: ("binary", ()) for op in "add sub mul div pow maximum minimum".split()},
+    **{entry.name: ("elementwise", ()) for entry in UNARY},
+    **{entry.name: ("binary", ()) for entry in BINARY},
     "where": ("binary", (0,)),
     **{op: ("reductions", ()) for op in "sum mean max min logsumexp".split()},
     **{op: ("linalg", ()) for op in "matmul outer transpose".split()},

@@ -1,17 +1,19 @@
 """Broadcasting binary ops and ``where``.
 
-Forwards are numpy ufuncs (already one pass, with numpy's broadcasting and promotion); the
-backwards of div, pow, maximum and minimum are fused numba loops that produce both adjoints in
-one pass over the broadcast shape, then sum broadcast axes away. Ties in maximum and minimum
-give half the adjoint to each side (JAX's convention).
+Built from ``cpsgrad.kernels.formulas.catalog.BINARY``. Forwards are the entries' numpy ufuncs
+(already one pass, with numpy's broadcasting and promotion); the backwards of div, pow, maximum
+and minimum (every entry with ``fused_cpu_backward``) are numba loops over the entry's adjoints
+formula that produce both adjoints in one pass over the broadcast shape, then sum broadcast axes
+away. add, sub and mul keep numpy backwards. Ties in maximum and minimum give half the adjoint
+to each side (JAX's convention).
 """
-
-import math
 
 import numpy as np
 
-from cpsgrad.kernels.cpu.jit import serial
+from cpsgrad.kernels.cpu.jit import compile_formulas, serial
 from cpsgrad.kernels.cpu.shapes import flat, unbroadcast
+from cpsgrad.kernels.formulas import binary
+from cpsgrad.kernels.formulas.catalog import BINARY
 
 
 def _call(op, ufunc, a, b):
@@ -46,32 +48,48 @@ def _fused(kernel, grad, a, b, y):
     )
 
 
-@serial
-def _div_grad(g, a, b, y, grad_a, grad_b):
-    for i in range(y.size):
-        grad_a[i] = g[i] / b[i]
-        grad_b[i] = -g[i] * y[i] / b[i]
+_formulas = compile_formulas(binary)
+
+LOOPS: dict[str, object] = {}
+"""Loop name (``<op>_adjoints_loop``) -> its numba dispatcher, for inspection."""
 
 
-@serial
-def _pow_grad(g, a, b, y, grad_a, grad_b):
-    # JAX: d/da is 0 where b == 0; d/db uses log(1) where a == 0.
-    for i in range(y.size):
-        grad_a[i] = 0 if b[i] == 0 else g[i] * b[i] * a[i] ** (b[i] - 1)
-        grad_b[i] = g[i] * y[i] * (0 if a[i] == 0 else math.log(a[i]))
+def _fused_loop(name, adjoints):
+    def loop(g, a, b, y, grad_a, grad_b):
+        for i in range(y.size):
+            grad_a[i], grad_b[i] = adjoints(g[i], a[i], b[i], y[i])
+
+    loop.__qualname__ = loop.__name__ = f"{name}_adjoints_loop"
+    LOOPS[loop.__name__] = serial(loop)
+    return LOOPS[loop.__name__]
 
 
-@serial
-def _chooser_grad(g, a, b, y, grad_a, grad_b):
-    for i in range(y.size):
-        if a[i] == b[i]:
-            grad_a[i] = grad_b[i] = 0.5 * g[i]
-        elif a[i] == y[i]:
-            grad_a[i] = g[i]
-            grad_b[i] = 0
-        else:
-            grad_a[i] = 0
-            grad_b[i] = g[i]
+def _define(entry):
+    """``<op>_forward`` and ``<op>_backward`` of a catalog entry with a fused CPU backward."""
+    ufunc = getattr(np, entry.ufunc)
+    loop = _fused_loop(entry.name, getattr(_formulas, entry.adjoints.__name__))
+
+    def forward(a, b):
+        y = _call(entry.name, ufunc, a, b)
+        return y, (a, b, y)
+
+    def backward(grad, saved):
+        return _fused(loop, grad, *saved)
+
+    forward.__name__ = forward.__qualname__ = f"{entry.name}_forward"
+    backward.__name__ = backward.__qualname__ = f"{entry.name}_backward"
+    forward.__doc__ = f"numpy.{entry.ufunc} with its residuals; returns ``(y, saved)``."
+    backward.__doc__ = f"The adjoints of {entry.name}'s operands, reduced to their shapes."
+    return forward, backward
+
+
+for _entry in BINARY:
+    if _entry.fused_cpu_backward:
+        globals()[f"{_entry.name}_forward"], globals()[f"{_entry.name}_backward"] = _define(_entry)
+
+
+# add, sub and mul (``fused_cpu_backward=False`` in the catalog): the adjoints are the output's
+# adjoint itself or one product with the other operand, so numpy does them with no pass to fuse.
 
 
 def add_forward(a, b):
@@ -102,42 +120,6 @@ def mul_backward(grad, saved):
         unbroadcast(grad * b, np.shape(a), np.result_type(a)),
         unbroadcast(grad * a, np.shape(b), np.result_type(b)),
     )
-
-
-def div_forward(a, b):
-    y = _call("div", np.divide, a, b)
-    return y, (a, b, y)
-
-
-def div_backward(grad, saved):
-    return _fused(_div_grad, grad, *saved)
-
-
-def pow_forward(a, b):
-    y = _call("pow", np.power, a, b)
-    return y, (a, b, y)
-
-
-def pow_backward(grad, saved):
-    return _fused(_pow_grad, grad, *saved)
-
-
-def maximum_forward(a, b):
-    y = _call("maximum", np.maximum, a, b)
-    return y, (a, b, y)
-
-
-def maximum_backward(grad, saved):
-    return _fused(_chooser_grad, grad, *saved)
-
-
-def minimum_forward(a, b):
-    y = _call("minimum", np.minimum, a, b)
-    return y, (a, b, y)
-
-
-def minimum_backward(grad, saved):
-    return _fused(_chooser_grad, grad, *saved)
 
 
 def where_forward(condition, a, b):

@@ -1,16 +1,25 @@
-"""Unary elementwise ops: fused one-pass numba loops over the flattened array.
+"""Unary elementwise ops: one fused numba loop a direction over the flattened array.
 
-Each forward saves what its backward reads (the input or the output), so the backward is one
-more pass with no temporaries. Kinks follow JAX: abs'(0) = 1, relu'(0) = 0, leaky_relu'(0) = 1,
-and clip at a bound gives 0.5.
+The loops are built from ``cpsgrad.kernels.formulas.catalog.UNARY``: each entry's value and
+adjoint formulas, compiled with ``inline="always"``, become the body of one forward and one
+backward loop, so a new op needs only its catalog entry. Each forward saves what its backward
+reads (the input or, where the entry says so, the output), so the backward is one more pass
+with no temporaries. Kinks follow JAX (see ``formulas.elementwise``).
 """
 
-import math
+import inspect
 
 import numpy as np
 
-from cpsgrad.kernels.cpu.jit import serial
+from cpsgrad.kernels.cpu.jit import compile_formulas, serial
 from cpsgrad.kernels.cpu.shapes import flat
+from cpsgrad.kernels.formulas import elementwise
+from cpsgrad.kernels.formulas.catalog import UNARY
+
+_formulas = compile_formulas(elementwise)
+
+LOOPS: dict[str, object] = {}
+"""Loop name (``<op>_loop``, ``<op>_adjoint_loop``) -> its numba dispatcher, for inspection."""
 
 
 def _apply(kernel, x, *params):
@@ -29,326 +38,82 @@ def _adjoint(kernel, grad, saved, *params):
     return (out.reshape(saved.shape),)
 
 
-@serial
-def _neg(x, out):
-    for i in range(x.size):
-        out[i] = -x[i]
-
-
-@serial
-def _neg_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = -g[i]
-
-
-@serial
-def _abs(x, out):
-    for i in range(x.size):
-        out[i] = abs(x[i])
-
-
-@serial
-def _abs_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = -g[i] if x[i] < 0 else g[i]
-
-
-@serial
-def _exp(x, out):
-    for i in range(x.size):
-        out[i] = math.exp(x[i])
-
-
-@serial
-def _times(g, y, out):
-    for i in range(y.size):
-        out[i] = g[i] * y[i]
-
-
-@serial
-def _log(x, out):
-    for i in range(x.size):
-        out[i] = np.log(x[i])
-
-
-@serial
-def _divide(g, x, out):
-    for i in range(x.size):
-        out[i] = g[i] / x[i]
-
-
-@serial
-def _log1p(x, out):
-    for i in range(x.size):
-        out[i] = np.log1p(x[i])
-
-
-@serial
-def _log1p_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = g[i] / (1 + x[i])
-
-
-@serial
-def _sqrt(x, out):
-    for i in range(x.size):
-        out[i] = np.sqrt(x[i])
-
-
-@serial
-def _sqrt_grad(g, y, out):
-    for i in range(y.size):
-        out[i] = g[i] * 0.5 / y[i]
-
-
-@serial
-def _square(x, out):
-    for i in range(x.size):
-        out[i] = x[i] * x[i]
-
-
-@serial
-def _square_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = 2 * x[i] * g[i]
-
-
-@serial
-def _sin(x, out):
-    for i in range(x.size):
-        out[i] = math.sin(x[i])
-
-
-@serial
-def _sin_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = g[i] * math.cos(x[i])
-
-
-@serial
-def _cos(x, out):
-    for i in range(x.size):
-        out[i] = math.cos(x[i])
-
-
-@serial
-def _cos_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = -g[i] * math.sin(x[i])
-
-
-@serial
-def _tanh(x, out):
-    for i in range(x.size):
-        out[i] = math.tanh(x[i])
-
-
-@serial
-def _tanh_grad(g, y, out):
-    for i in range(y.size):
-        out[i] = g[i] * (1 - y[i] * y[i])
-
-
-@serial
-def _sigmoid(x, out):
-    for i in range(x.size):
-        if x[i] >= 0:
-            out[i] = 1 / (1 + math.exp(-x[i]))
-        else:
-            e = math.exp(x[i])
-            out[i] = e / (1 + e)
-
-
-@serial
-def _sigmoid_grad(g, y, out):
-    for i in range(y.size):
-        out[i] = g[i] * y[i] * (1 - y[i])
-
-
-@serial
-def _leaky_relu(x, out, slope):
-    for i in range(x.size):
-        out[i] = x[i] if x[i] >= 0 else slope * x[i]
-
-
-@serial
-def _leaky_relu_grad(g, x, out, slope):
-    for i in range(x.size):
-        out[i] = g[i] if x[i] >= 0 else slope * g[i]
-
-
-@serial
-def _relu(x, out):
-    for i in range(x.size):
-        out[i] = 0 if x[i] <= 0 else x[i]
-
-
-@serial
-def _relu_grad(g, x, out):
-    for i in range(x.size):
-        out[i] = g[i] if x[i] > 0 else 0
-
-
-@serial
-def _clip(x, out, low, high):
-    for i in range(x.size):
-        out[i] = low if x[i] < low else (high if x[i] > high else x[i])
-
-
-@serial
-def _clip_grad(g, x, out, low, high):
-    # clip(x) = minimum(maximum(x, low), high): each tie passes half the adjoint.
-    for i in range(x.size):
-        lower = 1.0 if x[i] > low else (0.5 if x[i] == low else 0.0)
-        raised = max(x[i], low)
-        upper = 1.0 if raised < high else (0.5 if raised == high else 0.0)
-        out[i] = g[i] * lower * upper
-
-
-@serial
-def _softplus(x, out):
-    for i in range(x.size):
-        out[i] = np.log1p(math.exp(-abs(x[i]))) + max(x[i], 0)
-
-
-@serial
-def _softplus_grad(g, x, out):
-    for i in range(x.size):
-        if x[i] >= 0:
-            out[i] = g[i] / (1 + math.exp(-x[i]))
-        else:
-            e = math.exp(x[i])
-            out[i] = g[i] * e / (1 + e)
-
-
-def neg_forward(x):
-    return _apply(_neg, x), (x,)
-
-
-def neg_backward(grad, saved):
-    return _adjoint(_neg_grad, grad, *saved)
-
-
-def abs_forward(x):
-    return _apply(_abs, x), (x,)
-
-
-def abs_backward(grad, saved):
-    return _adjoint(_abs_grad, grad, *saved)
-
-
-def exp_forward(x):
-    y = _apply(_exp, x)
-    return y, (y,)
-
-
-def exp_backward(grad, saved):
-    return _adjoint(_times, grad, *saved)
-
-
-def log_forward(x):
-    return _apply(_log, x), (x,)
-
-
-def log_backward(grad, saved):
-    return _adjoint(_divide, grad, *saved)
-
-
-def log1p_forward(x):
-    return _apply(_log1p, x), (x,)
-
-
-def log1p_backward(grad, saved):
-    return _adjoint(_log1p_grad, grad, *saved)
-
-
-def sqrt_forward(x):
-    y = _apply(_sqrt, x)
-    return y, (y,)
-
-
-def sqrt_backward(grad, saved):
-    return _adjoint(_sqrt_grad, grad, *saved)
-
-
-def square_forward(x):
-    return _apply(_square, x), (x,)
-
-
-def square_backward(grad, saved):
-    return _adjoint(_square_grad, grad, *saved)
-
-
-def sin_forward(x):
-    return _apply(_sin, x), (x,)
-
-
-def sin_backward(grad, saved):
-    return _adjoint(_sin_grad, grad, *saved)
-
-
-def cos_forward(x):
-    return _apply(_cos, x), (x,)
-
-
-def cos_backward(grad, saved):
-    return _adjoint(_cos_grad, grad, *saved)
-
-
-def tanh_forward(x):
-    y = _apply(_tanh, x)
-    return y, (y,)
-
-
-def tanh_backward(grad, saved):
-    return _adjoint(_tanh_grad, grad, *saved)
-
-
-def sigmoid_forward(x):
-    y = _apply(_sigmoid, x)
-    return y, (y,)
-
-
-def sigmoid_backward(grad, saved):
-    return _adjoint(_sigmoid_grad, grad, *saved)
-
-
-def relu_forward(x):
-    return _apply(_relu, x), (x,)
-
-
-def relu_backward(grad, saved):
-    return _adjoint(_relu_grad, grad, *saved)
-
-
-def leaky_relu_forward(x, negative_slope=0.01):
-    slope = float(negative_slope)
-    return _apply(_leaky_relu, x, slope), (x, slope)
-
-
-def leaky_relu_backward(grad, saved):
-    return _adjoint(_leaky_relu_grad, grad, *saved)
-
-
-def clip_forward(x, low, high):
-    bounds = (float(low), float(high))
-    return _apply(_clip, x, *bounds), (x, *bounds)
-
-
-def clip_backward(grad, saved):
-    return _adjoint(_clip_grad, grad, *saved)
-
-
-def hardtanh_forward(x):
-    return clip_forward(x, -1.0, 1.0)
-
-
-hardtanh_backward = clip_backward
-
-
-def softplus_forward(x):
-    return _apply(_softplus, x), (x,)
-
-
-def softplus_backward(grad, saved):
-    return _adjoint(_softplus_grad, grad, *saved)
+def _forward_loop(name, formula, constants):
+    """The forward loop of one entry: over ``(x, out, p, q)``, or over ``(x, out)`` with the
+    parameters ``constants`` frozen in (an op without parameters calls as cheaply as before)."""
+    if constants is None:
+
+        def loop(x, out, p, q):
+            for i in range(x.size):
+                out[i] = formula(x[i], p, q)
+    else:
+        p0, q0 = constants
+
+        def loop(x, out):
+            for i in range(x.size):
+                out[i] = formula(x[i], p0, q0)
+
+    loop.__qualname__ = loop.__name__ = f"{name}_loop"
+    LOOPS[loop.__name__] = serial(loop)
+    return LOOPS[loop.__name__]
+
+
+def _backward_loop(name, formula, constants):
+    """The backward loop of one entry, with its parameters as ``_forward_loop``'s."""
+    if constants is None:
+
+        def loop(g, saved, out, p, q):
+            for i in range(saved.size):
+                out[i] = formula(g[i], saved[i], p, q)
+    else:
+        p0, q0 = constants
+
+        def loop(g, saved, out):
+            for i in range(saved.size):
+                out[i] = formula(g[i], saved[i], p0, q0)
+
+    loop.__qualname__ = loop.__name__ = f"{name}_adjoint_loop"
+    LOOPS[loop.__name__] = serial(loop)
+    return LOOPS[loop.__name__]
+
+
+def _define(entry):
+    """``<op>_forward`` and ``<op>_backward`` of one catalog entry.
+
+    The residuals are ``(saved array, *the parameters given)``, as callers that build them by
+    hand expect: ``(x,)`` for an op without parameters, ``(x, slope)`` for leaky_relu; the
+    backward takes the entry's defaults for parameters left out."""
+    taken = len(inspect.signature(entry.params).parameters)
+    constants = None if taken else entry.params()
+    forward_loop = _forward_loop(entry.name, getattr(_formulas, entry.value.__name__), constants)
+    backward_loop = _backward_loop(entry.name, getattr(_formulas, entry.adjoint.__name__), constants)
+
+    if constants is not None:
+
+        def forward(x):
+            y = _apply(forward_loop, x)
+            return y, (y if entry.saves_output else x,)
+
+        def backward(grad, saved):
+            return _adjoint(backward_loop, grad, saved[0])
+    else:
+
+        def forward(x, *args, **kwargs):
+            params = entry.params(*args, **kwargs)
+            y = _apply(forward_loop, x, *params)
+            return y, (y if entry.saves_output else x, *params[:taken])
+
+        def backward(grad, saved):
+            value, *given = saved
+            params = given if len(given) == 2 else (*given, *entry.params()[len(given) :])
+            return _adjoint(backward_loop, grad, value, *params)
+
+    forward.__name__ = forward.__qualname__ = f"{entry.name}_forward"
+    backward.__name__ = backward.__qualname__ = f"{entry.name}_backward"
+    forward.__doc__ = f"{entry.name} of a numpy array; returns ``(y, saved)``."
+    backward.__doc__ = f"The adjoint of {entry.name}'s input, as a 1-tuple."
+    return forward, backward
+
+
+for _entry in UNARY:
+    globals()[f"{_entry.name}_forward"], globals()[f"{_entry.name}_backward"] = _define(_entry)

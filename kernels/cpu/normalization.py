@@ -1,10 +1,13 @@
 """batch_norm (training with running statistics, and eval) and seeded dropout.
 
 Both are a handful of whole-array numpy passes (reductions over batch and spatial axes, one
-mask), so they stay in numpy.
+mask), so they stay in numpy; batch_norm's arithmetic is ``cpsgrad.kernels.formulas.normalization``'s,
+applied to whole arrays here and to numbers in the CUDA kernel.
 """
 
 import numpy as np
+
+from cpsgrad.kernels.formulas import normalization as formulas
 
 
 def _channel_axes(op, x, *per_channel):
@@ -33,14 +36,14 @@ def batch_norm_forward(
             raise ValueError(f"batch_norm: training needs more than one value a channel, got {x.shape}")
         mean = x.mean(axis=axes)
         var = x.var(axis=axes)
-        new_mean = (1 - momentum) * running_mean + momentum * mean
-        new_var = (1 - momentum) * running_var + momentum * var * (count / (count - 1))
+        new_mean = formulas.running_statistic(running_mean, mean, momentum)
+        new_var = formulas.running_statistic(running_var, formulas.unbiased(var, count), momentum)
     else:
         mean, var = running_mean, running_var
         new_mean, new_var = running_mean, running_var
     inv_std = 1 / np.sqrt(var + eps)
-    normalized = (x - mean.reshape(shape)) * inv_std.reshape(shape)
-    y = normalized * gamma.reshape(shape) + beta.reshape(shape)
+    normalized = formulas.normalize(x, mean.reshape(shape), inv_std.reshape(shape))
+    y = formulas.scale_shift(normalized, gamma.reshape(shape), beta.reshape(shape))
     outputs = (y, new_mean.astype(x.dtype, copy=False), new_var.astype(x.dtype, copy=False))
     return outputs, (normalized, gamma, inv_std, axes, training)
 
@@ -54,10 +57,8 @@ def batch_norm_backward(grad, saved):
     scale = (gamma * inv_std).reshape(shape)
     if training:
         count = normalized.size // normalized.shape[1]
-        grad_x = scale * (
-            grad
-            - grad_beta.reshape(shape) / count
-            - normalized * (grad_gamma.reshape(shape) / count)
+        grad_x = formulas.training_input_adjoint(
+            grad, normalized, scale, grad_beta.reshape(shape), grad_gamma.reshape(shape), count
         )
     else:
         grad_x = grad * scale

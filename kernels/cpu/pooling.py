@@ -1,13 +1,15 @@
 """2-D pooling over NCHW: max (saving the arg-max for the backward), average, global average.
 
-Max and average pooling are single-threaded numba loops over (image, channel) planes. Padding counts
+Max and average pooling are single-threaded numba loops over (image, channel) planes; the scan
+of one window is ``cpsgrad.kernels.formulas.pooling``'s, shared with the CUDA kernels. Padding counts
 as -inf for max and as zeros in the average (PyTorch's ``count_include_pad=True``).
 """
 
 import numpy as np
 
-from cpsgrad.kernels.cpu.jit import serial
+from cpsgrad.kernels.cpu.jit import compile_formulas, serial
 from cpsgrad.kernels.cpu.shapes import pair
+from cpsgrad.kernels.formulas import pooling
 
 
 def _windows(op, x, kernel_size, stride, padding):
@@ -29,22 +31,20 @@ def _windows(op, x, kernel_size, stride, padding):
     return (*kernel, *steps, *pads), out
 
 
+_windows_of = compile_formulas(pooling)
+_max_window, _avg_window = _windows_of.max_window, _windows_of.avg_window
+
+
 @serial
 def _max_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y, argmax):
-    images, channels, height, width = x.shape
-    for plane in range(images * channels):
+    channels = x.shape[1]
+    for plane in range(x.shape[0] * channels):
         image, channel = plane // channels, plane % channels
         for oy in range(y.shape[2]):
             for ox in range(y.shape[3]):
-                best, where = x[image, channel, 0, 0], -1
-                for i in range(kernel_h):
-                    row = oy * stride_h - pad_h + i
-                    for j in range(kernel_w):
-                        col = ox * stride_w - pad_w + j
-                        if 0 <= row < height and 0 <= col < width:
-                            value = x[image, channel, row, col]
-                            if where < 0 or value > best or (value != value and best == best):
-                                best, where = value, row * width + col
+                best, where = _max_window(
+                    x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
+                )
                 y[image, channel, oy, ox] = best
                 argmax[image, channel, oy, ox] = where
 
@@ -62,20 +62,14 @@ def _max_pool_grad(grad, argmax, grad_x):
 
 @serial
 def _avg_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y):
-    images, channels, height, width = x.shape
-    scale = 1.0 / (kernel_h * kernel_w)
-    for plane in range(images * channels):
+    channels = x.shape[1]
+    for plane in range(x.shape[0] * channels):
         image, channel = plane // channels, plane % channels
         for oy in range(y.shape[2]):
             for ox in range(y.shape[3]):
-                total = 0.0
-                for i in range(kernel_h):
-                    row = oy * stride_h - pad_h + i
-                    for j in range(kernel_w):
-                        col = ox * stride_w - pad_w + j
-                        if 0 <= row < height and 0 <= col < width:
-                            total += x[image, channel, row, col]
-                y[image, channel, oy, ox] = total * scale
+                y[image, channel, oy, ox] = _avg_window(
+                    x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
+                )
 
 
 @serial

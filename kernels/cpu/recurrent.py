@@ -1,19 +1,18 @@
 """Fused LSTM and GRU cells (PyTorch's weight layout and gate order).
 
 The gate pre-activations are BLAS products; all gate nonlinearities, the state update and,
-in the backward, the gate adjoints are one numba pass each with no temporaries.
+in the backward, the gate adjoints are one numba pass each with no temporaries, over the gate
+formulas of ``cpsgrad.kernels.formulas.recurrent`` (shared with the CUDA kernels).
 """
-
-import math
 
 import numpy as np
 
-from cpsgrad.kernels.cpu.jit import serial
+from cpsgrad.kernels.cpu.jit import compile_formulas, serial
+from cpsgrad.kernels.formulas import recurrent
 
-
-@serial
-def _sigmoid(v):
-    return 1 / (1 + math.exp(-v)) if v >= 0 else math.exp(v) / (1 + math.exp(v))
+_gates = compile_formulas(recurrent)
+_lstm_state, _lstm_adjoints = _gates.lstm_state, _gates.lstm_adjoints
+_gru_state, _gru_adjoints = _gates.gru_state, _gates.gru_adjoints
 
 
 @serial
@@ -22,15 +21,11 @@ def _lstm_gates(gates, c, h_new, c_new, tanh_c):
     hidden = c.shape[1]
     for n in range(c.shape[0]):
         for k in range(hidden):
-            i = _sigmoid(gates[n, k])
-            f = _sigmoid(gates[n, hidden + k])
-            g = math.tanh(gates[n, 2 * hidden + k])
-            o = _sigmoid(gates[n, 3 * hidden + k])
+            i, f, g, o, c_new[n, k], tanh_c[n, k], h_new[n, k] = _lstm_state(
+                gates[n, k], gates[n, hidden + k], gates[n, 2 * hidden + k], gates[n, 3 * hidden + k], c[n, k]
+            )
             gates[n, k], gates[n, hidden + k] = i, f
             gates[n, 2 * hidden + k], gates[n, 3 * hidden + k] = g, o
-            c_new[n, k] = f * c[n, k] + i * g
-            tanh_c[n, k] = math.tanh(c_new[n, k])
-            h_new[n, k] = o * tanh_c[n, k]
 
 
 @serial
@@ -38,15 +33,16 @@ def _lstm_grad(gates, c, tanh_c, grad_h, grad_c, grad_gates, grad_c_prev):
     hidden = c.shape[1]
     for n in range(c.shape[0]):
         for k in range(hidden):
-            i, f = gates[n, k], gates[n, hidden + k]
-            g, o = gates[n, 2 * hidden + k], gates[n, 3 * hidden + k]
-            t = tanh_c[n, k]
-            total = grad_c[n, k] + grad_h[n, k] * o * (1 - t * t)
-            grad_gates[n, k] = total * g * i * (1 - i)
-            grad_gates[n, hidden + k] = total * c[n, k] * f * (1 - f)
-            grad_gates[n, 2 * hidden + k] = total * i * (1 - g * g)
-            grad_gates[n, 3 * hidden + k] = grad_h[n, k] * t * o * (1 - o)
-            grad_c_prev[n, k] = total * f
+            (
+                grad_gates[n, k],
+                grad_gates[n, hidden + k],
+                grad_gates[n, 2 * hidden + k],
+                grad_gates[n, 3 * hidden + k],
+                grad_c_prev[n, k],
+            ) = _lstm_adjoints(
+                gates[n, k], gates[n, hidden + k], gates[n, 2 * hidden + k], gates[n, 3 * hidden + k],
+                c[n, k], tanh_c[n, k], grad_h[n, k], grad_c[n, k],
+            )
 
 
 def _check(op, x, h, w_ih, w_hh, gates, *biases):
@@ -99,11 +95,11 @@ def _gru_gates(input_gates, hidden_gates, h, h_new, gates):
     hidden = h.shape[1]
     for n in range(h.shape[0]):
         for k in range(hidden):
-            r = _sigmoid(input_gates[n, k] + hidden_gates[n, k])
-            z = _sigmoid(input_gates[n, hidden + k] + hidden_gates[n, hidden + k])
-            candidate = math.tanh(input_gates[n, 2 * hidden + k] + r * hidden_gates[n, 2 * hidden + k])
-            gates[n, k], gates[n, hidden + k], gates[n, 2 * hidden + k] = r, z, candidate
-            h_new[n, k] = (1 - z) * candidate + z * h[n, k]
+            q, m = hidden + k, 2 * hidden + k
+            gates[n, k], gates[n, q], gates[n, m], h_new[n, k] = _gru_state(
+                input_gates[n, k], hidden_gates[n, k], input_gates[n, q], hidden_gates[n, q],
+                input_gates[n, m], hidden_gates[n, m], h[n, k],
+            )
 
 
 @serial
@@ -111,16 +107,16 @@ def _gru_grad(gates, hidden_gates, h, grad_h, grad_input_gates, grad_hidden_gate
     hidden = h.shape[1]
     for n in range(h.shape[0]):
         for k in range(hidden):
-            r, z, candidate = gates[n, k], gates[n, hidden + k], gates[n, 2 * hidden + k]
-            g = grad_h[n, k]
-            grad_candidate = g * (1 - z) * (1 - candidate * candidate)
-            grad_r = grad_candidate * hidden_gates[n, 2 * hidden + k] * r * (1 - r)
-            grad_z = g * (h[n, k] - candidate) * z * (1 - z)
+            q, m = hidden + k, 2 * hidden + k
+            r = gates[n, k]
+            grad_r, grad_z, grad_candidate = _gru_adjoints(
+                r, gates[n, q], gates[n, m], hidden_gates[n, m], h[n, k], grad_h[n, k]
+            )
             grad_input_gates[n, k] = grad_hidden_gates[n, k] = grad_r
-            grad_input_gates[n, hidden + k] = grad_hidden_gates[n, hidden + k] = grad_z
-            grad_input_gates[n, 2 * hidden + k] = grad_candidate
-            grad_hidden_gates[n, 2 * hidden + k] = grad_candidate * r
-            grad_h_prev[n, k] = g * z
+            grad_input_gates[n, q] = grad_hidden_gates[n, q] = grad_z
+            grad_input_gates[n, m] = grad_candidate
+            grad_hidden_gates[n, m] = grad_candidate * r
+            grad_h_prev[n, k] = grad_h[n, k] * gates[n, q]
 
 
 def gru_cell_forward(x, h, w_ih, w_hh, b_ih, b_hh):

@@ -1,6 +1,7 @@
 """softmax, log_softmax and fused, stable softmax cross-entropy with integer labels.
 
-Each is one numba pass over a ``(rows, classes)`` view (the softmax axis moved last). The
+Each is one numba pass over a ``(rows, classes)`` view (the softmax axis moved last), over the
+row formulas of ``cpsgrad.kernels.formulas.softmax`` (shared with the CUDA kernels). The
 cross-entropy forward keeps the probabilities, so its backward is one more pass with no
 temporaries.
 """
@@ -9,8 +10,14 @@ import math
 
 import numpy as np
 
-from cpsgrad.kernels.cpu.jit import serial
+from cpsgrad.kernels.cpu.jit import compile_formulas, serial
 from cpsgrad.kernels.cpu.shapes import from_rows, reduction_axes, to_rows
+from cpsgrad.kernels.formulas import softmax
+
+_rows = compile_formulas(softmax)
+_stable_shift, _log_normalizer, _probability = _rows.stable_shift, _rows.log_normalizer, _rows.probability
+_adjoint_part, _adjoint = _rows.adjoint_part, _rows.adjoint
+_cross_entropy_loss, _cross_entropy_adjoint = _rows.cross_entropy_loss, _rows.cross_entropy_adjoint
 
 
 @serial
@@ -19,17 +26,17 @@ def _softmax_rows(x, out, log):
         top = -np.inf
         for j in range(x.shape[1]):
             top = max(top, x[row, j])
-        shift = top if math.isfinite(top) else 0.0
+        shift = _stable_shift(top)
         total = 0.0
         for j in range(x.shape[1]):
             total += math.exp(x[row, j] - shift)
         if log:
-            norm = shift + math.log(total)
+            norm = _log_normalizer(shift, total)
             for j in range(x.shape[1]):
                 out[row, j] = x[row, j] - norm
         else:
             for j in range(x.shape[1]):
-                out[row, j] = math.exp(x[row, j] - shift) / total
+                out[row, j] = _probability(x[row, j], shift, total)
 
 
 @serial
@@ -37,12 +44,9 @@ def _softmax_grad_rows(g, y, out, log):
     for row in range(y.shape[0]):
         total = 0.0
         for j in range(y.shape[1]):
-            total += g[row, j] if log else g[row, j] * y[row, j]
+            total += _adjoint_part(g[row, j], y[row, j], log)
         for j in range(y.shape[1]):
-            if log:
-                out[row, j] = g[row, j] - math.exp(y[row, j]) * total
-            else:
-                out[row, j] = y[row, j] * (g[row, j] - total)
+            out[row, j] = _adjoint(g[row, j], y[row, j], total, log)
 
 
 def _forward(op, x, axis, log):
@@ -93,7 +97,7 @@ def _cross_entropy(logits, labels, probabilities):
         top = -np.inf
         for j in range(classes):
             top = max(top, logits[row, j])
-        shift = top if math.isfinite(top) else 0.0
+        shift = _stable_shift(top)
         total = 0.0
         for j in range(classes):
             e = math.exp(logits[row, j] - shift)
@@ -101,16 +105,16 @@ def _cross_entropy(logits, labels, probabilities):
             total += e
         for j in range(classes):
             probabilities[row, j] /= total
-        loss += shift + math.log(total) - logits[row, label]
+        loss += _cross_entropy_loss(shift, total, logits[row, label])
     return loss / rows
 
 
 @serial
 def _cross_entropy_grad(probabilities, labels, scale, out):
     for row in range(probabilities.shape[0]):
+        label = labels[row]
         for j in range(probabilities.shape[1]):
-            out[row, j] = probabilities[row, j] * scale
-        out[row, labels[row]] -= scale
+            out[row, j] = _cross_entropy_adjoint(probabilities[row, j], scale, j == label)
 
 
 def softmax_cross_entropy_forward(logits, labels):

@@ -2,16 +2,15 @@
 
 ``CATALOG`` maps an op name to ``(module, index_args)`` as the CPU catalog does; the table
 imports a module (and so numba.cuda) on first dispatch of a device array, so this file must
-stay import-free.
+stay free of numba (the elementwise entries come from ``cpsgrad.kernels.formulas.catalog``,
+which imports only ``math``).
 """
 
-_UNARY = (
-    "neg abs exp log log1p sqrt square sin cos tanh sigmoid relu leaky_relu hardtanh clip softplus"
-)
+from cpsgrad.kernels.formulas.catalog import BINARY, UNARY
 
 CATALOG: dict[str, tuple[str, tuple[int, ...]]] = {
-    **{op: ("elementwise", ()) for op in _UNARY.split()},
-    **{op: ("binary", ()) for op in "add sub mul div pow maximum minimum".split()},
+    **{entry.name: ("elementwise", ()) for entry in UNARY},
+    **{entry.name: ("binary", ()) for entry in BINARY},
     "where": ("binary", (0,)),
     **{op: ("reductions", ()) for op in "sum mean max min logsumexp".split()},
     **{op: ("linalg", ()) for op in "matmul outer transpose".split()},

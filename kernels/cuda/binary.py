@@ -2,7 +2,9 @@
 
 One forward kernel reads both operands through broadcast strides (no broadcast copies); the
 backward kernel writes both adjoints over the broadcast shape in one pass, then broadcast axes
-are summed away by a block reduction. Ties in maximum/minimum give half to each side (JAX).
+are summed away by a block reduction. Both run the formulas of
+``cpsgrad.kernels.formulas.catalog.BINARY``, chosen by the entry's code (a launch argument).
+Ties in maximum/minimum give half to each side (JAX).
 """
 
 import math
@@ -11,10 +13,11 @@ import numpy as np
 from numba import cuda
 
 from cpsgrad.kernels.cuda.arrays import adjoint, empty, flat, metadata, operand
-from cpsgrad.kernels.cuda.jit import device, kernel, launch
+from cpsgrad.kernels.cuda.jit import compile_formulas, device, kernel, launch
 from cpsgrad.kernels.cuda.layout import broadcast_shape, strides_of, sum_to_shape
-
-ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM = range(7)
+from cpsgrad.kernels.cuda.select import selector
+from cpsgrad.kernels.formulas import binary
+from cpsgrad.kernels.formulas.catalog import BINARY
 
 
 @device
@@ -30,51 +33,35 @@ def _offsets(i, meta):
     return first, second
 
 
+_formulas = compile_formulas(binary)
+
+
 @device
-def _combine(code, a, b):
-    if code == ADD:
-        return a + b
-    if code == SUB:
-        return a - b
-    if code == MUL:
-        return a * b
-    if code == DIV:
-        return a / b
-    if code == POW:
-        return a**b
-    if code == MAXIMUM:
-        return max(a, b)
-    return min(a, b)
+def _no_op(*args):
+    return math.nan
+
+
+@device
+def _no_adjoints(*args):
+    return math.nan, math.nan
+
+
+_value = selector(BINARY, lambda entry: getattr(_formulas, entry.value.__name__), _no_op)
+_adjoints = selector(BINARY, lambda entry: getattr(_formulas, entry.adjoints.__name__), _no_adjoints)
 
 
 @kernel("void({f}[::1], {f}[::1], {f}[::1], int64[:, ::1], int64)")
 def _forward(a, b, out, meta, code):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         first, second = _offsets(i, meta)
-        out[i] = _combine(code, a[first], b[second])
+        out[i] = _value(code, a[first], b[second])
 
 
 @kernel("void({f}[::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64[:, ::1], int64)")
 def _backward(g, a, b, y, grad_a, grad_b, meta, code):
     for i in range(cuda.grid(1), g.size, cuda.gridsize(1)):
         first, second = _offsets(i, meta)
-        left, right, gi = a[first], b[second], g[i]
-        if code == ADD or code == SUB:
-            grad_a[i], grad_b[i] = gi, gi if code == ADD else -gi
-        elif code == MUL:
-            grad_a[i], grad_b[i] = gi * right, gi * left
-        elif code == DIV:
-            grad_a[i], grad_b[i] = gi / right, -gi * y[i] / right
-        elif code == POW:
-            # JAX: d/da is 0 where b == 0; d/db uses log(1) where a == 0.
-            grad_a[i] = 0 if right == 0 else gi * right * left ** (right - 1)
-            grad_b[i] = gi * y[i] * (0 if left == 0 else (math.log(left) if left > 0 else math.nan))
-        elif left == right:
-            grad_a[i] = grad_b[i] = 0.5 * gi
-        elif left == y[i]:
-            grad_a[i], grad_b[i] = gi, 0
-        else:
-            grad_a[i], grad_b[i] = 0, gi
+        grad_a[i], grad_b[i] = _adjoints(code, g[i], a[first], b[second], y[i])
 
 
 @kernel("void(boolean[::1], {f}[::1], {f}[::1], {f}[::1], int64[:, ::1])")
@@ -135,36 +122,18 @@ def _binary_backward(grad, saved):
     return sum_to_shape(grad_a, a.shape), sum_to_shape(grad_b, b.shape)
 
 
-def add_forward(a, b):
-    return _binary("add", ADD, a, b)
+def _define(entry):
+    def forward(a, b):
+        return _binary(entry.name, entry.code, a, b)
+
+    forward.__name__ = forward.__qualname__ = f"{entry.name}_forward"
+    forward.__doc__ = f"{entry.name} of device arrays (broadcasting); returns ``(y, saved)``."
+    return forward
 
 
-def sub_forward(a, b):
-    return _binary("sub", SUB, a, b)
-
-
-def mul_forward(a, b):
-    return _binary("mul", MUL, a, b)
-
-
-def div_forward(a, b):
-    return _binary("div", DIV, a, b)
-
-
-def pow_forward(a, b):
-    return _binary("pow", POW, a, b)
-
-
-def maximum_forward(a, b):
-    return _binary("maximum", MAXIMUM, a, b)
-
-
-def minimum_forward(a, b):
-    return _binary("minimum", MINIMUM, a, b)
-
-
-add_backward = sub_backward = mul_backward = div_backward = pow_backward = _binary_backward
-maximum_backward = minimum_backward = _binary_backward
+for _entry in BINARY:
+    globals()[f"{_entry.name}_forward"] = _define(_entry)
+    globals()[f"{_entry.name}_backward"] = _binary_backward
 
 
 def _condition(condition):

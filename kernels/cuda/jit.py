@@ -5,7 +5,11 @@ for the float dtype) is what ``tests/kernels/test_cuda_ptx.py`` compiles for sm_
 float64; at run time numba compiles lazily for the argument types it sees.
 """
 
+from types import ModuleType, SimpleNamespace
+
 from numba import cuda
+
+from cpsgrad.kernels.formulas import compile_with
 
 THREADS = 128
 """Threads per block of the elementwise launches: a power of two, at most ``MAX_THREADS``. Tests lower it
@@ -29,6 +33,11 @@ KERNELS: list[tuple[object, str]] = []
 
 device = cuda.jit(device=True)
 """A device function, inlined into the kernels that call it."""
+
+
+def compile_formulas(module: ModuleType) -> SimpleNamespace:
+    """``module``'s shared formulas (``cpsgrad.kernels.formulas``) as device functions."""
+    return compile_with(module, device)
 
 
 def kernel(signature: str):

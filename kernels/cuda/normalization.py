@@ -3,7 +3,8 @@
 batch_norm moves the channel axis first (``layout.to_rows``: a ``(C, N * H * W)`` matrix) and
 runs one block a channel: the block reduces the mean and the (two-pass, biased) variance in
 float64, normalises its row, and thread 0 writes the new running statistics (unbiased variance,
-as PyTorch). The backward is one block a channel as well, with two block sums.
+as PyTorch). The backward is one block a channel as well, with two block sums. The arithmetic
+is ``cpsgrad.kernels.formulas.normalization``'s, which the CPU kernel applies to whole arrays.
 
 dropout draws its keep mask on the host from ``numpy.random.default_rng(seed)`` exactly as the
 CPU kernel does (so both devices give the same result for a seed), copies it once as bytes, and
@@ -17,9 +18,14 @@ from numba import cuda, float64
 
 from cpsgrad.kernels.cpu.normalization import _channel_axes
 from cpsgrad.kernels.cuda.arrays import adjoint, contiguous, empty, flat, operand
-from cpsgrad.kernels.cuda.jit import MAX_THREADS, kernel, launch, launch_rows
+from cpsgrad.kernels.cuda.jit import MAX_THREADS, compile_formulas, kernel, launch, launch_rows
 from cpsgrad.kernels.cuda.layout import from_rows, to_rows
 from cpsgrad.kernels.cuda.rows import SUM, block_combine, row_fold
+from cpsgrad.kernels.formulas import normalization
+
+_formulas = compile_formulas(normalization)
+_normalize, _scale_shift, _unbiased = _formulas.normalize, _formulas.scale_shift, _formulas.unbiased
+_running_statistic, _training_input_adjoint = _formulas.running_statistic, _formulas.training_input_adjoint
 
 _ROWS = "{f}[:, ::1]"
 _CHANNEL = "{f}[::1]"
@@ -46,14 +52,13 @@ def _batch_norm_rows(x, gamma, beta, running_mean, running_var, training, moment
             var = float64(running_var[row])
         inverse = 1.0 / math.sqrt(var + eps)
         for j in range(cuda.threadIdx.x, count, cuda.blockDim.x):
-            normalized[row, j] = (x[row, j] - mean) * inverse
-            y[row, j] = normalized[row, j] * gamma[row] + beta[row]
+            normalized[row, j] = _normalize(x[row, j], mean, inverse)
+            y[row, j] = _scale_shift(normalized[row, j], gamma[row], beta[row])
         if cuda.threadIdx.x == 0:
             inv_std[row] = inverse
             if training:
-                new_mean[row] = (1 - momentum) * running_mean[row] + momentum * mean
-                unbiased = var * (count / (count - 1))
-                new_var[row] = (1 - momentum) * running_var[row] + momentum * unbiased
+                new_mean[row] = _running_statistic(running_mean[row], mean, momentum)
+                new_var[row] = _running_statistic(running_var[row], _unbiased(var, count), momentum)
 
 
 @kernel(f"void({_ROWS}, {_ROWS}, {_CHANNEL}, {_CHANNEL}, boolean, {_ROWS}, {_CHANNEL}, {_CHANNEL})")
@@ -70,7 +75,7 @@ def _batch_norm_grad_rows(g, normalized, gamma, inv_std, training, grad_x, grad_
         scale = float64(gamma[row]) * inv_std[row]
         for j in range(cuda.threadIdx.x, count, cuda.blockDim.x):
             if training:
-                grad_x[row, j] = scale * (g[row, j] - sum_g / count - normalized[row, j] * (sum_gn / count))
+                grad_x[row, j] = _training_input_adjoint(g[row, j], normalized[row, j], scale, sum_g, sum_gn, count)
             else:
                 grad_x[row, j] = g[row, j] * scale
         if cuda.threadIdx.x == 0:

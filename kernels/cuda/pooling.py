@@ -1,6 +1,7 @@
 """2-D pooling over NCHW on the device: max (saving the arg-max), average, global average.
 
-The forwards run one thread an output element. The backwards run one thread an *input* element,
+The forwards run one thread an output element, scanning its window with the formulas of
+``cpsgrad.kernels.formulas.pooling`` (shared with the CPU loops). The backwards run one thread an *input* element,
 which gathers from every window that covers it (no atomics, deterministic): max pooling adds the
 adjoint of each window whose saved arg-max is this element, average pooling the window's share.
 Padding counts as -inf for max and as zeros in the average (``count_include_pad=True``), and the
@@ -12,10 +13,14 @@ from numba import cuda
 
 from cpsgrad.kernels.cpu.pooling import _windows
 from cpsgrad.kernels.cuda.arrays import adjoint, contiguous, empty, flat
-from cpsgrad.kernels.cuda.jit import device, kernel, launch
+from cpsgrad.kernels.cuda.jit import compile_formulas, device, kernel, launch
 from cpsgrad.kernels.cuda.rows import SUM, reduce_rows
+from cpsgrad.kernels.formulas import pooling
 
 _POOL = "int64, int64, int64, int64, int64, int64"
+
+_windows_of = compile_formulas(pooling)
+_max_window, _avg_window = _windows_of.max_window, _windows_of.avg_window
 
 
 @device
@@ -29,20 +34,11 @@ def _covering(position, pad, size, step, count):
 
 @kernel(f"void({{f}}[:, :, :, ::1], {_POOL}, {{f}}[:, :, :, ::1], int64[:, :, :, ::1])")
 def _max_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y, argmax):
-    channels, height, width = x.shape[1], x.shape[2], x.shape[3]
-    out_h, out_w = y.shape[2], y.shape[3]
+    channels, out_h, out_w = x.shape[1], y.shape[2], y.shape[3]
     for i in range(cuda.grid(1), y.size, cuda.gridsize(1)):
         ox, oy, plane = i % out_w, (i // out_w) % out_h, i // (out_w * out_h)
         image, channel = plane // channels, plane % channels
-        best, where = x[image, channel, 0, 0], -1
-        for a in range(kernel_h):
-            row = oy * stride_h - pad_h + a
-            for b in range(kernel_w):
-                col = ox * stride_w - pad_w + b
-                if 0 <= row < height and 0 <= col < width:
-                    value = x[image, channel, row, col]
-                    if where < 0 or value > best or (value != value and best == best):
-                        best, where = value, row * width + col
+        best, where = _max_window(x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w)
         y[image, channel, oy, ox] = best
         argmax[image, channel, oy, ox] = where
 
@@ -67,20 +63,13 @@ def _max_pool_grad(grad, argmax, kernel_h, kernel_w, stride_h, stride_w, pad_h, 
 
 @kernel(f"void({{f}}[:, :, :, ::1], {_POOL}, {{f}}[:, :, :, ::1])")
 def _avg_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y):
-    channels, height, width = x.shape[1], x.shape[2], x.shape[3]
-    out_h, out_w = y.shape[2], y.shape[3]
-    scale = 1.0 / (kernel_h * kernel_w)
+    channels, out_h, out_w = x.shape[1], y.shape[2], y.shape[3]
     for i in range(cuda.grid(1), y.size, cuda.gridsize(1)):
         ox, oy, plane = i % out_w, (i // out_w) % out_h, i // (out_w * out_h)
         image, channel = plane // channels, plane % channels
-        total = 0.0
-        for a in range(kernel_h):
-            row = oy * stride_h - pad_h + a
-            for b in range(kernel_w):
-                col = ox * stride_w - pad_w + b
-                if 0 <= row < height and 0 <= col < width:
-                    total += x[image, channel, row, col]
-        y[image, channel, oy, ox] = total * scale
+        y[image, channel, oy, ox] = _avg_window(
+            x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
+        )
 
 
 @kernel(f"void({{f}}[:, :, :, ::1], {_POOL}, {{f}}[:, :, :, ::1])")

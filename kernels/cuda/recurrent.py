@@ -2,31 +2,29 @@
 
 The gate pre-activation products go through the tiled matmul (``linalg.product``, reading the
 weights transposed in place); one elementwise kernel adds the products and biases, applies every
-gate nonlinearity and writes the new states, and in the backward one kernel writes all gate
+gate nonlinearity and writes the new states (the gate formulas of
+``cpsgrad.kernels.formulas.recurrent``, shared with the CPU loops), and in the backward one kernel writes all gate
 adjoints. Weight adjoints are products again and bias adjoints block sums over the batch.
 """
 
-import math
 from types import SimpleNamespace
 
 from numba import cuda
 
 from cpsgrad.kernels.cpu.recurrent import _check
 from cpsgrad.kernels.cuda.arrays import adjoint, contiguous, empty, operand, zeros
-from cpsgrad.kernels.cuda.jit import device, kernel, launch
+from cpsgrad.kernels.cuda.jit import compile_formulas, kernel, launch
 from cpsgrad.kernels.cuda.layout import sum_to_shape
 from cpsgrad.kernels.cuda.linalg import product
+from cpsgrad.kernels.formulas import recurrent
 
 _M = "{f}[:, ::1]"
 _V = "{f}[::1]"
 
 
-@device
-def _sigmoid(v):
-    if v >= 0:
-        return 1 / (1 + math.exp(-v))
-    e = math.exp(v)
-    return e / (1 + e)
+_gates = compile_formulas(recurrent)
+_lstm_state, _lstm_adjoints = _gates.lstm_state, _gates.lstm_adjoints
+_gru_state, _gru_adjoints = _gates.gru_state, _gates.gru_adjoints
 
 
 @kernel(f"void({_M}, {_M}, {_V}, {_M}, {_M}, {_M}, {_M}, {_M})")
@@ -35,18 +33,15 @@ def _lstm_gates(input_part, hidden_part, bias, c, gates, h_new, c_new, tanh_c):
     hidden = c.shape[1]
     for index in range(cuda.grid(1), c.size, cuda.gridsize(1)):
         n, k = index // hidden, index % hidden
-        i = _sigmoid(input_part[n, k] + hidden_part[n, k] + bias[k])
-        q = hidden + k
-        f = _sigmoid(input_part[n, q] + hidden_part[n, q] + bias[q])
-        q = 2 * hidden + k
-        g = math.tanh(input_part[n, q] + hidden_part[n, q] + bias[q])
-        q = 3 * hidden + k
-        o = _sigmoid(input_part[n, q] + hidden_part[n, q] + bias[q])
-        gates[n, k], gates[n, hidden + k] = i, f
-        gates[n, 2 * hidden + k], gates[n, 3 * hidden + k] = g, o
-        c_new[n, k] = f * c[n, k] + i * g
-        tanh_c[n, k] = math.tanh(c_new[n, k])
-        h_new[n, k] = o * tanh_c[n, k]
+        f_at, g_at, o_at = hidden + k, 2 * hidden + k, 3 * hidden + k
+        i, f, g, o, c_new[n, k], tanh_c[n, k], h_new[n, k] = _lstm_state(
+            input_part[n, k] + hidden_part[n, k] + bias[k],
+            input_part[n, f_at] + hidden_part[n, f_at] + bias[f_at],
+            input_part[n, g_at] + hidden_part[n, g_at] + bias[g_at],
+            input_part[n, o_at] + hidden_part[n, o_at] + bias[o_at],
+            c[n, k],
+        )
+        gates[n, k], gates[n, f_at], gates[n, g_at], gates[n, o_at] = i, f, g, o
 
 
 @kernel(f"void({_M}, {_M}, {_M}, {_M}, {_M}, {_M}, {_M})")
@@ -54,15 +49,13 @@ def _lstm_grad(gates, c, tanh_c, grad_h, grad_c, grad_gates, grad_c_prev):
     hidden = c.shape[1]
     for index in range(cuda.grid(1), c.size, cuda.gridsize(1)):
         n, k = index // hidden, index % hidden
-        i, f = gates[n, k], gates[n, hidden + k]
-        g, o = gates[n, 2 * hidden + k], gates[n, 3 * hidden + k]
-        t = tanh_c[n, k]
-        total = grad_c[n, k] + grad_h[n, k] * o * (1 - t * t)
-        grad_gates[n, k] = total * g * i * (1 - i)
-        grad_gates[n, hidden + k] = total * c[n, k] * f * (1 - f)
-        grad_gates[n, 2 * hidden + k] = total * i * (1 - g * g)
-        grad_gates[n, 3 * hidden + k] = grad_h[n, k] * t * o * (1 - o)
-        grad_c_prev[n, k] = total * f
+        f_at, g_at, o_at = hidden + k, 2 * hidden + k, 3 * hidden + k
+        (
+            grad_gates[n, k], grad_gates[n, f_at], grad_gates[n, g_at], grad_gates[n, o_at], grad_c_prev[n, k]
+        ) = _lstm_adjoints(
+            gates[n, k], gates[n, f_at], gates[n, g_at], gates[n, o_at],
+            c[n, k], tanh_c[n, k], grad_h[n, k], grad_c[n, k],
+        )
 
 
 @kernel(f"void({_M}, {_M}, {_V}, {_V}, {_M}, {_M}, {_M}, {_M})")
@@ -76,11 +69,10 @@ def _gru_gates(input_part, hidden_part, b_ih, b_hh, h, h_new, gates, hidden_gate
         hidden_gates[n, k] = hidden_part[n, k] + b_hh[k]
         hidden_gates[n, q] = hidden_part[n, q] + b_hh[q]
         hidden_gates[n, m] = hidden_part[n, m] + b_hh[m]
-        r = _sigmoid((input_part[n, k] + b_ih[k]) + hidden_gates[n, k])
-        z = _sigmoid((input_part[n, q] + b_ih[q]) + hidden_gates[n, q])
-        candidate = math.tanh((input_part[n, m] + b_ih[m]) + r * hidden_gates[n, m])
-        gates[n, k], gates[n, q], gates[n, m] = r, z, candidate
-        h_new[n, k] = (1 - z) * candidate + z * h[n, k]
+        gates[n, k], gates[n, q], gates[n, m], h_new[n, k] = _gru_state(
+            input_part[n, k] + b_ih[k], hidden_gates[n, k], input_part[n, q] + b_ih[q], hidden_gates[n, q],
+            input_part[n, m] + b_ih[m], hidden_gates[n, m], h[n, k],
+        )
 
 
 @kernel(f"void({_M}, {_M}, {_M}, {_M}, {_M}, {_M})")
@@ -90,11 +82,10 @@ def _gru_grad(gates, hidden_gates, h, grad_h, grad_input_gates, grad_hidden_gate
         n, k = index // hidden, index % hidden
         q = hidden + k
         m = 2 * hidden + k
-        r, z, candidate = gates[n, k], gates[n, q], gates[n, m]
-        g = grad_h[n, k]
-        grad_candidate = g * (1 - z) * (1 - candidate * candidate)
-        grad_r = grad_candidate * hidden_gates[n, m] * r * (1 - r)
-        grad_z = g * (h[n, k] - candidate) * z * (1 - z)
+        r = gates[n, k]
+        grad_r, grad_z, grad_candidate = _gru_adjoints(
+            r, gates[n, q], gates[n, m], hidden_gates[n, m], h[n, k], grad_h[n, k]
+        )
         grad_input_gates[n, k] = grad_r
         grad_hidden_gates[n, k] = grad_r
         grad_input_gates[n, q] = grad_z

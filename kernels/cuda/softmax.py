@@ -1,7 +1,8 @@
 """softmax, log_softmax and fused softmax cross-entropy on the device, one block a row.
 
 The softmax axis is moved last; each block finds its row's maximum and normaliser by block
-reductions and writes the row in the same launch. The cross-entropy forward keeps the
+reductions and writes the row in the same launch; the row formulas are
+``cpsgrad.kernels.formulas.softmax``'s, shared with the CPU loops. The cross-entropy forward keeps the
 probabilities, so its backward is one elementwise pass.
 """
 
@@ -11,24 +12,29 @@ from numba import cuda, float64
 
 from cpsgrad.kernels.cpu.shapes import reduction_axes
 from cpsgrad.kernels.cuda.arrays import adjoint, contiguous, empty, operand, raise_if_flagged, zeros
-from cpsgrad.kernels.cuda.jit import MAX_THREADS, kernel, launch, launch_rows
+from cpsgrad.kernels.cuda.jit import MAX_THREADS, compile_formulas, kernel, launch, launch_rows
 from cpsgrad.kernels.cuda.layout import from_rows, to_rows
 from cpsgrad.kernels.cuda.rows import MAX, SUM, block_combine, reduce_rows, row_fold
+from cpsgrad.kernels.formulas import softmax
+
+_rows = compile_formulas(softmax)
+_stable_shift, _log_normalizer, _probability = _rows.stable_shift, _rows.log_normalizer, _rows.probability
+_adjoint_part, _adjoint = _rows.adjoint_part, _rows.adjoint
+_cross_entropy_loss, _cross_entropy_adjoint = _rows.cross_entropy_loss, _rows.cross_entropy_adjoint
 
 
 @kernel("void({f}[:, ::1], {f}[:, ::1], boolean)")
 def _softmax_rows(x, out, log):
     buffer = cuda.shared.array(MAX_THREADS, float64)
     for row in range(cuda.blockIdx.x, x.shape[0], cuda.gridDim.x):
-        top = row_fold(buffer, x, row, MAX)
-        shift = top if math.isfinite(top) else 0.0
+        shift = _stable_shift(row_fold(buffer, x, row, MAX))
         partial = 0.0
         for j in range(cuda.threadIdx.x, x.shape[1], cuda.blockDim.x):
             partial += math.exp(x[row, j] - shift)
         total = block_combine(buffer, partial, SUM)
-        norm = shift + math.log(total)
+        norm = _log_normalizer(shift, total)
         for j in range(cuda.threadIdx.x, x.shape[1], cuda.blockDim.x):
-            out[row, j] = x[row, j] - norm if log else math.exp(x[row, j] - norm)
+            out[row, j] = x[row, j] - norm if log else _probability(x[row, j], shift, total)
 
 
 @kernel("void({f}[:, ::1], {f}[:, ::1], {f}[:, ::1], boolean)")
@@ -37,13 +43,10 @@ def _softmax_grad_rows(g, y, out, log):
     for row in range(cuda.blockIdx.x, y.shape[0], cuda.gridDim.x):
         partial = 0.0
         for j in range(cuda.threadIdx.x, y.shape[1], cuda.blockDim.x):
-            partial += g[row, j] if log else g[row, j] * y[row, j]
+            partial += _adjoint_part(g[row, j], y[row, j], log)
         total = block_combine(buffer, partial, SUM)
         for j in range(cuda.threadIdx.x, y.shape[1], cuda.blockDim.x):
-            if log:
-                out[row, j] = g[row, j] - math.exp(y[row, j]) * total
-            else:
-                out[row, j] = y[row, j] * (g[row, j] - total)
+            out[row, j] = _adjoint(g[row, j], y[row, j], total, log)
 
 
 @kernel("void({f}[:, ::1], int64[::1], {f}[:, ::1], {f}[:, ::1], {f}[::1])")
@@ -52,18 +55,17 @@ def _cross_entropy_rows(logits, labels, probabilities, losses, flag):
     buffer = cuda.shared.array(MAX_THREADS, float64)
     classes = logits.shape[1]
     for row in range(cuda.blockIdx.x, logits.shape[0], cuda.gridDim.x):
-        top = row_fold(buffer, logits, row, MAX)
-        shift = top if math.isfinite(top) else 0.0
+        shift = _stable_shift(row_fold(buffer, logits, row, MAX))
         partial = 0.0
         for j in range(cuda.threadIdx.x, classes, cuda.blockDim.x):
             partial += math.exp(logits[row, j] - shift)
         total = block_combine(buffer, partial, SUM)
         for j in range(cuda.threadIdx.x, classes, cuda.blockDim.x):
-            probabilities[row, j] = math.exp(logits[row, j] - shift) / total
+            probabilities[row, j] = _probability(logits[row, j], shift, total)
         if cuda.threadIdx.x == 0:
             label = labels[row]
             if 0 <= label < classes:
-                losses[0, row] = shift + math.log(total) - logits[row, label]
+                losses[0, row] = _cross_entropy_loss(shift, total, logits[row, label])
             else:
                 flag[0] = 1
                 losses[0, row] = 0
@@ -74,8 +76,7 @@ def _cross_entropy_grad(probabilities, labels, g, scale, out):
     columns = probabilities.shape[1]
     for i in range(cuda.grid(1), probabilities.size, cuda.gridsize(1)):
         row, j = i // columns, i % columns
-        share = g[0] * scale
-        out[row, j] = probabilities[row, j] * share - (share if labels[row] == j else 0)
+        out[row, j] = _cross_entropy_adjoint(probabilities[row, j], g[0] * scale, labels[row] == j)
 
 
 def _forward(op, x, axis, log):
