@@ -68,6 +68,19 @@ class Transformed:
         return self.stages[stage]
 
 
+class _Stages(dict):
+    """A program's text at each stage: the final text, and the earlier stages rendered when first
+    asked for (`show`, tests): most programs are only run, and rendering is a pass of its own."""
+
+    def __init__(self, final: str, **renderers: Callable[[], str]):
+        super().__init__(final=final)
+        self.renderers = renderers
+
+    def __missing__(self, stage: str) -> str:
+        text = self[stage] = self.renderers.pop(stage)()
+        return text
+
+
 class _Held(dict):
     """One function's programs, in its `__dict__`. Pickled (cloudpickle pickles a function's
     `__dict__`), or copied onto another function (`functools.wraps` copies `__dict__`), it is
@@ -358,11 +371,7 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     before = final.count("\n") - body.count("\n") - 1
     origins = ((None, "forward"),) * before + tuple(generator.origins) + ((None, "forward"),)
     nonfinite.register(compiled, wrapper, filename, final, origins)
-    stages = {
-        "normalize": syntax.code(front.normalized.definition),
-        "cps": cps.render(program),
-        "final": final,
-    }
+    stages = _Stages(final, normalize=lambda: syntax.code(front.normalized.definition), cps=lambda: cps.render(program))
     assumed = tuple(sorted(front.resolver.assumed))
     return Transformed(
         read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,

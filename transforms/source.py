@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import inspect
+import linecache
+import os
+import re
+import sys
 import textwrap
 import types
 from collections.abc import Callable, Mapping
@@ -81,8 +86,7 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
     try:
         # the code object, not the function: inspect would follow a decorator's __wrapped__ to
         # another function's source, and the program must be the function that actually runs
-        lines, first_line = inspect.getsourcelines(function.__code__)
-        filename = inspect.getsourcefile(function) or function.__code__.co_filename
+        lines, first_line, filename = _source_lines(function)
     except (OSError, TypeError) as error:
         raise SourceError(
             f"cannot read the source of {function.__qualname__} "
@@ -109,6 +113,38 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
     else:
         definition = _function_definition(function, module, filename, first_line)
     return FunctionSource(function, filename, first_line, indent, definition, positions)
+
+
+_DEFINITION_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _source_lines(function: types.FunctionType) -> tuple[list[str], int, str]:
+    """(the lines of `function`'s definition, its first line, its file), as
+    `inspect.getsourcelines(function.__code__)` and `inspect.getsourcefile` find them.
+
+    For a function of a file on disk (or in linecache) they are read here: inspect would first
+    look the code object's module up by file name, and its first such look-up in a process
+    resolves the path of every module imported (a third of a small function's transform). The
+    rest (a file gone, a loader's source, a notebook cell) goes to inspect."""
+    code = function.__code__
+    filename = code.co_filename
+    plain = not filename.endswith(_COMPILED_SUFFIXES)
+    if plain and (filename in linecache.cache or os.path.exists(filename)):
+        linecache.checkcache(filename)  # an edited file is read again, as inspect would
+        lines = linecache.getlines(filename, function.__globals__)
+        if lines:
+            number = code.co_firstlineno - 1
+            if number >= len(lines):
+                raise OSError("lineno is out of bounds")
+            if sys.version_info < (3, 13):  # before 3.13 inspect walks back to a def, lambda or @
+                while number > 0 and not _DEFINITION_LINE.match(lines[number]):
+                    number -= 1
+            return inspect.getblock(lines[number:]), number + 1, filename
+    lines, first_line = inspect.getsourcelines(code)
+    return lines, first_line, inspect.getsourcefile(function) or filename
+
+
+_COMPILED_SUFFIXES = (*importlib.machinery.BYTECODE_SUFFIXES, *importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def _common_indent(original: str, dedented: str) -> int:
