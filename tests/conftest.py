@@ -1,13 +1,24 @@
-"""Shared test setup: CUDA simulator switch and hypothesis profiles.
+"""Shared test setup: CUDA simulator switch, the disk cache's directory and hypothesis profiles.
 
 `NUMBA_ENABLE_CUDASIM` must be set before numba is first imported, so it is set
 here, at collection time. A real-GPU run sets `CPSGRAD_REAL_GPU=1` to keep it off.
+
+Tests never write into the user's cache of generated programs: `CPSGRAD_CACHE_DIR` points at
+a temporary directory for the whole session (removed at its end), set here before anything
+transforms (the processes tests start inherit it).
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 if os.environ.get("CPSGRAD_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+_CACHE_DIR = tempfile.mkdtemp(prefix="cpsgrad-test-cache-")
+os.environ["CPSGRAD_CACHE_DIR"] = _CACHE_DIR
+atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

@@ -276,9 +276,11 @@ def _arguments(function, y, w):
 
 
 def _unfused(monkeypatch):
-    """Fusion off for the rest of the test: programs transformed from now on use the plain rules."""
+    """Fusion off for the rest of the test: programs transformed from now on use the plain rules
+    (none comes from the caches: the in-memory one is emptied, the disk cache turned off)."""
     monkeypatch.setattr(fusion, "groups", lambda records, private: [])
     monkeypatch.setattr(pipeline, "_CACHE", {})
+    monkeypatch.setenv("CPSGRAD_CACHE_DIR", "off")
 
 
 @pytest.mark.parametrize(("function", "shape", "logits", "fused"), CASES, ids=IDS)

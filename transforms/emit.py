@@ -27,12 +27,22 @@ def wrapper_parameters(free: tuple[str, ...], helpers: dict) -> list[str]:
     return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME), *free]
 
 
-def compile_program(text: str, filename: str, wrapper: str, entry: str, function: types.FunctionType, helpers: dict, free: tuple[str, ...]) -> types.FunctionType:
-    """Compile `text` (exactly what `cpsgrad show` prints) and return its function `entry`."""
+def compile_module(text: str, filename: str) -> types.CodeType:
+    """The code of the module `text` (a program's whole text), as `compile_program` runs it."""
+    return compile(text, filename, "exec")
+
+
+def compile_program(
+    text: str, filename: str, wrapper: str, entry: str, function: types.FunctionType, helpers: dict,
+    free: tuple[str, ...], module: types.CodeType | None = None,
+) -> types.FunctionType:
+    """Compile `text` (exactly what `cpsgrad show` prints) and return its function `entry`
+    (`module`: its code already compiled, `compile_module(text, filename)`, as a program read
+    from the disk cache brings it)."""
     lines = text.splitlines(keepends=True)
     kept = linecache.cache[filename] = (len(text), None, lines, filename)
     scratch: dict = {}
-    exec(compile(text, filename, "exec"), scratch)  # noqa: S102 - the program cpsgrad generated
+    exec(module or compile_module(text, filename), scratch)  # noqa: S102 - the program cpsgrad generated
     names = wrapper_parameters(free, helpers)
     template = scratch[wrapper](*([None] * len(names)))
     code = template.__code__

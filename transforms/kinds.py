@@ -19,7 +19,7 @@ import libcst as cst
 
 from cpsgrad import runtime
 from cpsgrad.runtime.kinds import ANY, MAX_CHECKED_LENGTH, NUMBER, NUMBER_TYPES, NUMBERS, of  # noqa: F401  (re-exported)
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import syntax, walk
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.resolve import Resolver
 
@@ -64,14 +64,10 @@ def number_variables(definition: cst.FunctionDef, parameters: dict[str, str], re
 
 def _mutated(definition: cst.FunctionDef, found) -> set[str]:
     """Names whose list a method call may change (`xs.append(v)`), and the names aliasing them."""
-    receivers: set[str] = set()
-
-    class Receivers(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
-                receivers.add(node.func.value.value)
-
-    definition.body.visit(Receivers())
+    receivers = {
+        node.func.value.value for node in walk.nodes(definition.body)
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+    }
     changed = bool(receivers)
     while changed:
         changed = False

@@ -29,6 +29,7 @@ import libcst as cst
 
 from cpsgrad import runtime
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.transforms import walk
 from cpsgrad.transforms.resolve import Resolver
 
 MUTATIONS = {"append": (1, 1), "pop": (0, 1)}  # method -> (least, most) positional arguments
@@ -155,8 +156,18 @@ def _has_rule(callee) -> bool:
         return False
 
 
+def _may_mutate(node: cst.CSTNode) -> bool:
+    """Whether `node` is a call `name.method(...)` of a method in MUTATIONS."""
+    return (
+        type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+        and node.func.attr.value in MUTATIONS
+    )
+
+
 def functional_lists(definition: cst.FunctionDef, parameters: set[str], resolver: Resolver) -> set[str]:
     """The local names whose `append` and `pop` calls may become new values (see the module)."""
+    if not any(_may_mutate(node) for node in walk.nodes(definition.body)):
+        return set()  # no `name.append(...)` or `name.pop(...)`: no name to find (not worth the visit)
     uses = _Uses(resolver, parameters)
     definition.body.visit(uses)
     found: set[str] = set()

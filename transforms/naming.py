@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from cpsgrad.transforms import walk
+
 ADJOINT_SUFFIX = "_d"  # y -> y_d (switched to _adj, _adj2, ... if the user's names collide)
 CONTINUATION = "k"  # the function's own continuation parameter
 RESULT = "out"  # the program's final value, threaded back through every continuation
@@ -63,14 +65,7 @@ def call_site(label: str) -> str:
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier mentioned anywhere in `node` (names and attribute names)."""
-    found: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(Collector())
-    return found
+    return walk.names(node)
 
 
 class Namer:

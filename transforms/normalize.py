@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import closures, comprehensions, evaluation_order, lists, naming, syntax
+from cpsgrad.transforms import (
+    closures,
+    comprehensions,
+    evaluation_order,
+    lists,
+    naming,
+    syntax,
+    walk,
+)
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
@@ -579,22 +587,13 @@ def _assigned_names(definition: cst.FunctionDef) -> set[str]:
 def _assigned_in(node: cst.CSTNode) -> set[str]:
     """Names bound anywhere in `node` (assignments and loop targets)."""
     found: set[str] = set()
-
-    class Binder(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            found.update(names_in(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.update(names_in(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            found.update(names_in(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            found.update(names_in(node.target))
-
-    node.visit(Binder())
+    for inner in walk.nodes(node):
+        if isinstance(inner, _BINDERS):
+            found |= names_in(inner.target)
     return found
+
+
+_BINDERS = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)
 
 
 def _jumps_out(block: cst.BaseSuite) -> bool:

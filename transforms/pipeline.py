@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import linecache
 import types
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from cpsgrad.transforms import (
     kinds,
     naming,
     normalize,
+    persisted,
     source,
     subscripts,
     syntax,
@@ -33,6 +35,8 @@ from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver, binding_guard
 
 STAGES = ("normalize", "cps", "final")
+# how many programs this process made by the passes, read from the disk cache, stored there
+COUNTS: collections.Counter = collections.Counter()
 
 
 @dataclass
@@ -58,6 +62,9 @@ class Transformed:
     holds: Callable[[], bool] = field(default=lambda: False)
     # per line of the final text, (SourceLocation of the user's statement | None, "forward" | "backward")
     origins: tuple = ()
+    # read from the disk cache (transforms/persisted.py): `sites` is empty (`show` runs the
+    # passes for them), the function's other stages are made by the passes when asked for
+    loaded: bool = False
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -66,6 +73,19 @@ class Transformed:
 
     def text(self, stage: str = "final") -> str:
         return self.stages[stage]
+
+
+class _Stages(dict):
+    """A program's text at each stage: the final text, and the earlier stages rendered when first
+    asked for (`show`, tests): most programs are only run, and rendering is a pass of its own."""
+
+    def __init__(self, final: str, **renderers: Callable[[], str]):
+        super().__init__(final=final)
+        self.renderers = renderers
+
+    def __missing__(self, stage: str) -> str:
+        text = self[stage] = self.renderers.pop(stage)()
+        return text
 
 
 class _Held(dict):
@@ -125,7 +145,9 @@ def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...
     found = cached(function, argnums, argument_kinds, every_parameter)
     if found is not None:
         return found
-    result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
+    result = _load(function, argnums, argument_kinds, every_parameter)
+    if result is None:
+        result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     _CACHE.setdefault(_cache_key(function, every_parameter), {})[argnums, argument_kinds, every_parameter] = result
     return result
 
@@ -276,7 +298,12 @@ def _stage(
     if stage == "final":
         transformed = transform(function, argnums, argument_kinds, every_parameter)
         text = transformed.text("final")
-        return (annotated(text, transformed.origins) if annotate else text), transformed.sites, transformed.definitions
+        if annotate:
+            text = annotated(text, transformed.origins)
+        if transformed.loaded:  # its call sites, as the passes see them
+            front = _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
+            return text, front.sites, front.normalized.definitions
+        return text, transformed.sites, transformed.definitions
     front = _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     text = syntax.code(front.normalized.definition) if stage == "normalize" else cps.render(front.program)
     return text, front.sites, front.normalized.definitions
@@ -354,24 +381,53 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
         + f"    return {entry}\n"
     )
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
-    compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free)
+    module = emit.compile_module(final, filename)
+    compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free, module)
     # where each line came from, for debug_nans: the header and the wrapper's def, the body, its return
     before = final.count("\n") - body.count("\n") - 1
     origins = ((None, "forward"),) * before + tuple(generator.origins) + ((None, "forward"),)
     nonfinite.register(compiled, wrapper, filename, final, origins)
-    stages = {
-        "normalize": syntax.code(front.normalized.definition),
-        "cps": cps.render(program),
-        "final": final,
-    }
+    stages = _Stages(final, normalize=lambda: syntax.code(front.normalized.definition), cps=lambda: cps.render(program))
     assumed = tuple(sorted(front.resolver.assumed))
+    borrowers = tuple(sorted(generator.borrowers.values()))
+    COUNTS["transformed"] += 1
+    if not read.captured and not front.normalized.definitions:  # nested definitions: not stored (persisted.py)
+        COUNTS["stored"] += persisted.store(
+            read, argnums, argument_kinds, every_parameter, final, module, filename, wrapper, entry, free,
+            generator.namespace, front.sites, front.resolver.bindings, front.normalized.parameters,
+            front.differentiated, assumed, borrowers, origins,
+        )
     return Transformed(
         read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,
         read.function.__code__, TABLE.version, front.sites, assumed, front.normalized.definitions,
-        tuple(sorted(generator.borrowers.values())),
+        borrowers,
         binding_guard(read.function, front.resolver.bindings),
         _holds(read.function, front.resolver.bindings, assumed),
         origins,
+    )
+
+
+def _load(function: types.FunctionType, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool) -> Transformed | None:
+    """The program of `function` from the disk cache (transforms/persisted.py), or None when
+    there is none that holds in this process."""
+    restored = persisted.load(function, argnums, argument_kinds, every_parameter)
+    if restored is None:
+        return None
+    stored, compiled = restored.entry, restored.program
+    COUNTS["loaded"] += 1
+
+    def front() -> _Front:  # for `show`'s earlier stages and call sites: the passes, run on demand
+        return _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
+
+    stages = _Stages(
+        stored["final"], normalize=lambda: syntax.code(front().normalized.definition), cps=lambda: cps.render(front().program),
+    )
+    assumed = stored["assumed"]
+    return Transformed(
+        function, list(stored["parameters"]), stored["differentiated"], argument_kinds, stages, compiled,
+        function.__code__, TABLE.version, [], assumed, {}, stored["borrowers"],
+        binding_guard(function, restored.bindings), _holds(function, restored.bindings, assumed),
+        restored.origins, loaded=True,
     )
 
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import inspect
+import linecache
+import os
+import re
+import sys
 import textwrap
 import types
 from collections.abc import Callable, Mapping
@@ -81,8 +86,7 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
     try:
         # the code object, not the function: inspect would follow a decorator's __wrapped__ to
         # another function's source, and the program must be the function that actually runs
-        lines, first_line = inspect.getsourcelines(function.__code__)
-        filename = inspect.getsourcefile(function) or function.__code__.co_filename
+        lines, first_line, filename = _source_lines(function)
     except (OSError, TypeError) as error:
         raise SourceError(
             f"cannot read the source of {function.__qualname__} "
@@ -109,6 +113,79 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
     else:
         definition = _function_definition(function, module, filename, first_line)
     return FunctionSource(function, filename, first_line, indent, definition, positions)
+
+
+_DEFINITION_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+_COMPILED_SUFFIXES = (*importlib.machinery.BYTECODE_SUFFIXES, *importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def _file_lines(function: types.FunctionType) -> tuple[list[str], int] | None:
+    """(the lines of `function`'s file, the index of its first line) as inspect finds them for its
+    code object, for a function of a file on disk or in linecache; None otherwise.
+
+    Read here, not by inspect: inspect first looks the code object's module up by file name, and
+    its first such look-up in a process resolves the path of every module imported (a third of
+    a small function's transform)."""
+    code = function.__code__
+    filename = code.co_filename
+    if filename.endswith(_COMPILED_SUFFIXES) or not (filename in linecache.cache or os.path.exists(filename)):
+        return None
+    linecache.checkcache(filename)  # an edited file is read again, as inspect would
+    lines = linecache.getlines(filename, function.__globals__)
+    if not lines:
+        return None
+    number = code.co_firstlineno - 1
+    if number >= len(lines):
+        raise OSError("lineno is out of bounds")
+    if sys.version_info < (3, 13):  # before 3.13 inspect walks back to a def, lambda or @
+        while number > 0 and not _DEFINITION_LINE.match(lines[number]):
+            number -= 1
+    return lines, number
+
+
+def _source_lines(function: types.FunctionType) -> tuple[list[str], int, str]:
+    """(the lines of `function`'s definition, its first line, its file), as
+    `inspect.getsourcelines(function.__code__)` and `inspect.getsourcefile` find them (the rest:
+    a file gone, a loader's source, a notebook cell, goes to inspect)."""
+    found = _file_lines(function)
+    if found is not None:
+        lines, number = found
+        return inspect.getblock(lines[number:]), number + 1, function.__code__.co_filename
+    lines, first_line = inspect.getsourcelines(function.__code__)
+    return lines, first_line, inspect.getsourcefile(function) or function.__code__.co_filename
+
+
+def text_of(function: types.FunctionType) -> tuple[str, int, str] | None:
+    """(the text of `function`'s lines, its first line, its file), read without parsing or
+    tokenizing (the disk cache's key): from the first line `read` reads to the last line any of
+    its code (or its nested functions' code) is on, which holds all that the passes read but
+    trailing comments. None for a nested definition of a transformed function (it is read from
+    its encloser's tree) or when the source is not in a file."""
+    from cpsgrad.runtime.closures import DEFINITIONS
+
+    if DEFINITIONS.get(function.__code__) is not None:
+        return None
+    try:
+        found = _file_lines(function)
+    except OSError:
+        return None
+    if found is None:
+        return None
+    lines, number = found
+    return "".join(lines[number:_last_line(function.__code__)]), number + 1, function.__code__.co_filename
+
+
+def _last_line(code: types.CodeType) -> int:
+    """The last line any instruction of `code` or of the code objects in it ends on."""
+    last = code.co_firstlineno
+    pending = [code]
+    while pending:
+        code = pending.pop()
+        for _, end, _, _ in code.co_positions():
+            if end is not None and end > last:
+                last = end
+        pending += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return last
 
 
 def _common_indent(original: str, dedented: str) -> int:

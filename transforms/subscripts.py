@@ -21,7 +21,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import syntax, walk
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.normalize import Normalized
 from cpsgrad.transforms.resolve import Resolver
@@ -32,6 +32,8 @@ INDEX_CONCATENATORS = (np.r_, np.c_)
 def rewrite(normalized: Normalized, active: set[str], resolver: Resolver) -> bool:
     """Rewrite `normalized` in place (its definition and origins) as above; whether it changed."""
     rewriter = _Rewriter(normalized, active, resolver)
+    if not any(rewriter.rewritten(node) for node in walk.nodes(normalized.definition)):
+        return False  # nothing to rewrite: the transformer (a rebuild of every node) is not run
     definition = normalized.definition.visit(rewriter)
     if not rewriter.changed:
         return False
@@ -60,17 +62,25 @@ class _Rewriter(cst.CSTTransformer):
         unchanged = len(body) == len(updated.body) and all(a is b for a, b in zip(body, updated.body, strict=True))
         return updated if unchanged else updated.with_changes(body=body)
 
-    def statement(self, statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+    def rewritten(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` is one `statement` rewrites (or refuses): `name = value[index]`
+        with a differentiable index into a value that carries no gradient."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-            return [statement]
+            return False
         small = statement.body[0]
         if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Subscript):
-            return [statement]
+            return False
         subscript = small.value
         if not self.differentiable_index(subscript):
+            return False
+        # an array or container indexed: the index is an int, a slice, a key
+        return not any(name in self.active for name in syntax.variables_read(subscript.value))
+
+    def statement(self, statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+        if not self.rewritten(statement):
             return [statement]
-        if any(name in self.active for name in syntax.variables_read(subscript.value)):
-            return [statement]  # an array or container indexed: the index is an int, a slice, a key
+        small = statement.body[0]
+        subscript = small.value
         origin = self.normalized.origins.get(id(statement))
         out: list[cst.BaseStatement] = []
         indexer = self.resolver.resolve(subscript.value)
