@@ -173,3 +173,92 @@ def test_a_template_without_source_is_refused_at_registration():
     with pytest.raises(RuleError, match="hidden .*cannot read its source"):
         cpsgrad.rule(triple)(namespace["hidden"])
     assert not TABLE.rules_for(triple)
+
+
+# ---- backward locals: one backward call for several adjoints --------------------------------------
+
+CALLS = []
+
+
+def weighted(x, w):
+    return x * w
+
+
+def weighted_backward(y_d, x, w):
+    """Both adjoints of `weighted` at once; counts its calls."""
+    CALLS.append("weighted")
+    return y_d * w, y_d * x
+
+
+def weighted_rule(x, w):
+    y = weighted(x, w)
+    y_d = yield y
+    x_g, w_g = weighted_backward(y_d, x, w)
+    x_d += x_g
+    w_d += w_g
+
+
+def uses_weighted(x, w):
+    return np.sum(weighted(x, w))
+
+
+def uses_weighted_on_constants(x):
+    return np.sum(weighted(np.ones(3), 2.0)) + np.sum(x)
+
+
+W = np.array([2.0, -1.0, 0.5])
+
+
+def test_a_backward_local_serves_several_adjoints_with_one_call(register):
+    register(weighted, weighted_rule)
+    CALLS.clear()
+    x_grad, w_grad = cpsgrad.grad(uses_weighted, argnums=(0, 1))(X, W)
+    np.testing.assert_array_equal(x_grad, W)
+    np.testing.assert_array_equal(w_grad, X)
+    assert CALLS == ["weighted"]
+
+
+def test_an_inactive_input_drops_its_accumulation_and_keeps_the_call(register):
+    register(weighted, weighted_rule)
+    CALLS.clear()
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted, argnums=1)(X, W), X)
+    assert CALLS == ["weighted"]
+    shown = cpsgrad.show(uses_weighted, argnums=1)
+    assert "weighted_backward(" in shown and "x_d" not in shown
+
+
+def test_no_active_input_no_backward_call(register):
+    register(weighted, weighted_rule)
+    CALLS.clear()
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted_on_constants)(X), np.ones(3))
+    assert CALLS == []
+    assert "weighted_backward" not in cpsgrad.show(uses_weighted_on_constants)
+
+
+def test_a_local_read_only_by_dropped_accumulations_is_not_computed(register):
+    def two_calls(x, w):
+        y = weighted(x, w)
+        y_d = yield y
+        x_g = y_d * w
+        x_d += x_g
+        w_g, _ = weighted_backward(y_d, w, x)
+        w_d += w_g
+
+    register(weighted, two_calls)
+    CALLS.clear()
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted, argnums=0)(X, W), W)
+    assert CALLS == []
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted, argnums=1)(X, W), X)
+    assert CALLS == ["weighted"]
+
+
+def test_a_local_that_rebinds_a_parameter_is_refused_at_registration():
+    def rebinds(x, w):
+        y = weighted(x, w)
+        y_d = yield y
+        x = y_d * w
+        x_d += x
+
+    with pytest.raises(RuleError, match=r"rebinds \(.*\): after yield, .*or bind new backward locals.*`x = y_d \* w`"):
+        cpsgrad.rule(weighted)(rebinds)
+    assert not TABLE.rules_for(weighted)
