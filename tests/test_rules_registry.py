@@ -2,6 +2,8 @@
 """User rules (@cpsgrad.rule) that misbehave get a RuleError naming the rule and what it did;
 built-in rules are inlined unchecked."""
 
+import bisect
+
 import numpy as np
 import pytest
 
@@ -262,3 +264,46 @@ def test_a_local_that_rebinds_a_parameter_is_refused_at_registration():
     with pytest.raises(RuleError, match=r"rebinds \(.*\): after yield, .*or bind new backward locals.*`x = y_d \* w`"):
         cpsgrad.rule(weighted)(rebinds)
     assert not TABLE.rules_for(weighted)
+
+
+# ---- cpsgrad.not_differentiable ------------------------------------------------------------------
+
+EDGES = [-1.0, 0.0, 1.0]
+
+
+def bucket(x):
+    """Piecewise constant: which interval of EDGES holds x (bisect has no rule)."""
+    return float(bisect.bisect(EDGES, x))
+
+
+def uses_bucket(x):
+    return bucket(x) * x
+
+
+def test_a_declared_piecewise_constant_function_carries_no_gradient():
+    with pytest.raises(cpsgrad.NoRuleError, match="bisect"):
+        cpsgrad.grad(uses_bucket)(0.5)
+    assert cpsgrad.not_differentiable(bucket) is bucket
+    try:
+        assert cpsgrad.grad(uses_bucket)(0.5) == 2.0  # d/dx bucket(x) * x = bucket(x)
+        assert cpsgrad.grad(uses_bucket)(-3.0) == 0.0
+        assert cpsgrad.value_and_grad(uses_bucket)(1.5) == (4.5, 3.0)
+        assert "t1 = bucket(x)" in cpsgrad.show(uses_bucket)  # a call of the primitive, not transformed
+    finally:
+        TABLE.remove(TABLE.rules_for(bucket)[0])
+    with pytest.raises(cpsgrad.NoRuleError, match="bisect"):
+        cpsgrad.grad(uses_bucket)(0.5)
+
+
+def test_not_differentiable_as_a_decorator_on_arrays():
+    @cpsgrad.not_differentiable
+    def levels(x):
+        return np.array([bisect.bisect(EDGES, value) for value in x.tolist()])
+
+    def loss(x):
+        return np.sum(levels(x) * x)
+
+    try:
+        np.testing.assert_array_equal(cpsgrad.grad(loss)(X), np.array([2.0, 1.0, 3.0]))
+    finally:
+        TABLE.remove(TABLE.rules_for(levels)[0])

@@ -243,15 +243,26 @@ class RuleTable:
 TABLE = RuleTable()
 
 
-def not_differentiable(primitive: object, name: str | None = None) -> Rule:
-    """Declare that `primitive`'s result carries no gradient (a template without `yield`), for
-    any arguments: integers, booleans, shapes, piecewise constant functions."""
+def not_differentiable(primitive: Callable, name: str | None = None) -> Callable:
+    """Declare that `primitive`'s result carries no gradient, for any arguments (a template
+    without `yield`): integers, booleans, shapes, piecewise constant functions. A call of it
+    with a differentiable argument is then neither transformed nor refused for want of a rule;
+    its result is a constant of the derivative program. Returns `primitive`, so it also serves
+    as a decorator::
+
+        @cpsgrad.not_differentiable
+        def bucket(x):                     # piecewise constant: its derivative is 0 almost everywhere
+            return float(np.searchsorted(EDGES, x))
+
+    Like `rule`, it bumps the table's version: programs already made are made again.
+    """
 
     def template(*args, **kwargs):
         y = primitive(*args, **kwargs)  # noqa: F841  (a template: read by the transform, never run)
 
-    template.__name__ = name or f"{primitive.__name__}_"
-    return TABLE.add(primitive, template)
+    template.__name__ = name or f"{getattr(primitive, '__name__', 'primitive')}_"
+    TABLE.add(primitive, template)
+    return primitive
 
 
 def rule(primitive: object) -> Callable[[Callable], Callable]:
