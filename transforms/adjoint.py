@@ -798,7 +798,7 @@ class Generator:
         steps = templates.kept_steps(rule, {name for name, adjoint in accumulators.items() if adjoint is not None})
         locals_ = {name: self.local_name(f"{record.target}_{name}") for step in steps for name in step.names}
         mapping.update({name: cst.Name(alias) for name, alias in locals_.items()})
-        mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
+        mapping.update(self.template_globals(rule, set(mapping) | set(accumulators), steps))
         renamer = Renamer(mapping)
         # numbers in and a number out (not np.full(3, a)): no broadcasting happened to undo
         numbers_only = self.holds_number(self.adjoint(record.target)) and all(self.is_number(a) for a in record.bound.values())
@@ -846,10 +846,10 @@ class Generator:
         variable = self.version_owner.get(atom.value, atom.value)
         return variable in self.numbers or variable in self.resolver.assumed
 
-    def template_globals(self, rule: Rule, local: set[str]) -> dict[str, cst.BaseExpression]:
-        """Bind the module names a template reads into the generated namespace."""
+    def template_globals(self, rule: Rule, local: set[str], steps: list) -> dict[str, cst.BaseExpression]:
+        """Bind the module names a template's kept `steps` and defaults read into the namespace."""
         aliases: dict[str, cst.BaseExpression] = {}
-        for name in templates.reads(rule):
+        for name in templates.reads(rule, steps):
             if name in local:
                 continue
             value = rule.globals.get(name, getattr(builtins, name, _MISSING))

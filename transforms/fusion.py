@@ -35,13 +35,13 @@ import libcst as cst
 
 from cpsgrad.rules import math as math_rules
 from cpsgrad.rules import operators
-from cpsgrad.rules.numpy import reductions, ufuncs
+from cpsgrad.rules.numpy import binary, reductions, ufuncs
 from cpsgrad.transforms import syntax
 
 _EXP = (ufuncs.exp,)
 _SUM = (reductions.sum_,)
-_DIVIDE = (operators.truediv, ufuncs.divide)
-_SUBTRACT = (operators.sub, ufuncs.subtract)
+_DIVIDE = (operators.truediv, binary.divide)
+_SUBTRACT = (operators.sub, binary.subtract)
 _EXTREMUM = (reductions.extremum,)
 _LOG = (ufuncs.log, math_rules.log)
 _EVERYTHING = ("everything",)

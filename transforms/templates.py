@@ -38,16 +38,19 @@ def defaults(rule: Rule) -> dict[str, cst.BaseExpression]:
     return {p.name.value: syntax.strip_parentheses(p.default) for p in every if p.default is not None}
 
 
-_READS: dict[int, tuple[Rule, list[str]]] = {}
+_READS: dict[tuple[int, tuple[int, ...]], tuple[Rule, list[str]]] = {}
 
 
-def reads(rule: Rule) -> list[str]:
-    """The names a template's backward and its defaults read (computed once per rule)."""
-    cached = _READS.get(id(rule))
+def reads(rule: Rule, steps: list[Step]) -> list[str]:
+    """The names that `steps` (some of `rule`'s backward) and the template's defaults read,
+    computed once per rule and choice of steps."""
+    positions = tuple(position for position, step in enumerate(rule.steps) if any(step is kept for kept in steps))
+    key = (id(rule), positions)
+    cached = _READS.get(key)
     if cached is None or cached[0] is not rule:
-        nodes = [*rule.parts[3], *defaults(rule).values()]
+        nodes = [*(step.value for step in steps), *defaults(rule).values()]
         names = list(dict.fromkeys(n for node in nodes for n in syntax.variables_read(node)))
-        cached = _READS[id(rule)] = (rule, names)
+        cached = _READS[key] = (rule, names)
     return cached[1]
 
 

@@ -8,6 +8,7 @@ Derivatives that are infinite where the function is finite (sqrt'(0)) are inf, a
 import math
 
 from cpsgrad import runtime as cpsgrad_runtime
+from cpsgrad.rules.operators import log_for_power, power_slope, sign
 from cpsgrad.rules.registry import rule
 
 # ---- math -------------------------------------------------------------------------------------
@@ -180,8 +181,8 @@ def cbrt(x):
 def math_pow(x, y):
     z = math.pow(x, y)
     z_d = yield z
-    x_d += z_d * cpsgrad_runtime.power_slope(float(x), y)
-    y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
+    x_d += z_d * power_slope(float(x), y)
+    y_d += z_d * log_for_power(x) * z
 
 
 @rule(math.hypot)
@@ -196,7 +197,7 @@ def hypot(x, y):
 def fabs(x):
     y = math.fabs(x)
     y_d = yield y
-    x_d += y_d * cpsgrad_runtime.sign(x)
+    x_d += y_d * sign(x)
 
 
 @rule(math.erf)
@@ -217,14 +218,14 @@ def erfc(x):
 def lgamma(x):
     y = math.lgamma(x)
     y_d = yield y
-    x_d += y_d * cpsgrad_runtime.digamma(x)
+    x_d += y_d * digamma(x)
 
 
 @rule(math.gamma)
 def gamma(x):
     y = math.gamma(x)
     y_d = yield y
-    x_d += y_d * y * cpsgrad_runtime.digamma(x)
+    x_d += y_d * y * digamma(x)
 
 
 @rule(math.degrees)
@@ -245,7 +246,7 @@ def radians(x):
 def copysign(x, y):
     z = math.copysign(x, y)
     z_d = yield z
-    x_d += z_d * cpsgrad_runtime.sign(x) * math.copysign(1.0, y)
+    x_d += z_d * sign(x) * math.copysign(1.0, y)
 
 
 @rule(math.fsum)
@@ -276,3 +277,13 @@ def dist(p, q):
     z_d = yield z
     p_d += cpsgrad_runtime.distance_adjoint(p, q, z, z_d)
     q_d += cpsgrad_runtime.distance_adjoint(q, p, z, z_d)
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def digamma(x) -> float:
+    """The derivative of lgamma (scipy's digamma, imported on first use)."""
+    from scipy.special import digamma as scipy_digamma
+
+    return float(scipy_digamma(x))

@@ -10,8 +10,13 @@ import builtins
 import math
 import operator
 
+import numpy as np
+
 from cpsgrad import runtime as cpsgrad_runtime
+from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.rules.registry import not_differentiable, rule
+from cpsgrad.runtime import device as _device
+from cpsgrad.runtime.elementwise import ARRAY_TYPES
 
 # ---- arithmetic operators ---------------------------------------------------------------------
 
@@ -60,8 +65,8 @@ def mod(x, y):
 def power(x, y):
     z = x**y
     z_d = yield z
-    x_d += cpsgrad_runtime.unbroadcast(z_d * cpsgrad_runtime.power_slope(x, y), x)
-    y_d += cpsgrad_runtime.unbroadcast(z_d * cpsgrad_runtime.log_for_power(x) * z, y)
+    x_d += cpsgrad_runtime.unbroadcast(z_d * power_slope(x, y), x)
+    y_d += cpsgrad_runtime.unbroadcast(z_d * log_for_power(x) * z, y)
 
 
 @rule(operator.matmul)
@@ -103,7 +108,7 @@ def not_(x):
 def abs_(x):
     y = abs(x)
     y_d = yield y
-    x_d += y_d * cpsgrad_runtime.sign(x)
+    x_d += y_d * sign(x)
 
 
 @rule(float)
@@ -117,8 +122,8 @@ def float_(x):
 def pow_(x, y):
     z = pow(x, y)
     z_d = yield z
-    x_d += z_d * cpsgrad_runtime.power_slope(x, y)
-    y_d += z_d * cpsgrad_runtime.log_for_power(x) * z
+    x_d += z_d * power_slope(x, y)
+    y_d += z_d * log_for_power(x) * z
 
 
 @rule(max)
@@ -195,3 +200,72 @@ for _primitive in (
     operator.invert,
 ):
     not_differentiable(_primitive)
+
+
+# ---- slopes at kinks and poles ----------------------------------------------------------------
+
+
+def array_power_slope(base, exponent):
+    """d(b**e)/db elementwise: e * b**(e-1), 0 where e == 0, +-inf at b == 0 for 0 < e < 1."""
+    if type(base) is DeviceArray or type(exponent) is DeviceArray:
+        return _device.array_power_slope(base, exponent)
+    base = np.asarray(base)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope = exponent * np.power(base, np.asarray(exponent, dtype=np.result_type(base, exponent, 1.0)) - 1)
+        slope = np.where(np.asarray(exponent) == 0, 0.0, slope)
+    return slope.astype(np.result_type(base, exponent, 1.0), copy=False)
+
+
+def array_log_for_power(base):
+    """d(b**e)/de / b**e elementwise: log(b), 0 at b == 0, NaN for b < 0."""
+    if type(base) is DeviceArray:
+        return _device.array_log_for_power(base)
+    base = np.asarray(base)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(base == 0, 0.0, np.log(np.where(base == 0, 1.0, base))).astype(np.result_type(base, 1.0), copy=False)
+
+
+def array_sign(x):
+    """abs' elementwise: 1 at x >= 0 (abs'(0) = 1, as JAX), -1 below, NaN at NaN."""
+    if type(x) is DeviceArray:
+        return _device.array_sign(x)
+    x = np.asarray(x)
+    return np.where(x >= 0, 1.0, np.where(x < 0, -1.0, np.nan)).astype(np.result_type(x, 1.0), copy=False)
+
+
+def power_slope(base, exponent):
+    """d(b**e)/db = e * b**(e-1); 0 where e == 0, and +-inf at b == 0 for e < 1 (as JAX)."""
+    if _numpy(base) or _numpy(exponent):
+        return array_power_slope(base, exponent)
+    if exponent == 0:
+        return 0.0
+    if base == 0 and exponent < 1:
+        return math.inf if exponent > 0 else -math.inf
+    try:
+        return exponent * base ** (exponent - 1)
+    except OverflowError:  # |base| tiny and exponent - 1 negative, or |base| huge: infinite slope
+        negative = base < 0 and float(exponent - 1).is_integer() and int(exponent - 1) % 2 == 1
+        return math.copysign(math.inf, exponent) * (-1.0 if negative else 1.0)
+
+
+def log_for_power(base) -> float:
+    """d(b**e)/de = log(b) * b**e; 0 at b == 0 (the limit for e > 0), NaN for b < 0."""
+    if _numpy(base):
+        return array_log_for_power(base)
+    if base > 0:
+        return math.log(base)
+    return 0.0 if base == 0 else math.nan
+
+
+def sign(x) -> float:
+    """The derivative of abs: 1.0 at x >= 0, -1.0 below (abs'(0) = 1, as JAX), NaN at NaN."""
+    if _numpy(x):
+        return array_sign(x)
+    if x >= 0:
+        return 1.0
+    return -1.0 if x < 0 else math.nan
+
+
+def _numpy(value) -> bool:
+    return isinstance(value, ARRAY_TYPES)
+

@@ -4,7 +4,7 @@
 
 The transform drops `cpsgrad_runtime.unbroadcast` from rules whose arguments are all Python
 numbers, so the rules here that can build an array from numbers go through
-`cpsgrad_runtime.array_adjoint` instead.
+`array_adjoint` instead.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
@@ -12,7 +12,11 @@ numbers, so the rules here that can build an array from numbers go through
 import numpy as np
 
 from cpsgrad import runtime as cpsgrad_runtime
+from cpsgrad.kernels.device_array import DeviceArray
+from cpsgrad.rules.numpy.ufuncs import chain
 from cpsgrad.rules.registry import not_differentiable, rule
+from cpsgrad.runtime.adjoints import is_zero
+from cpsgrad.runtime.broadcasting import unbroadcast
 
 # ---- arrays from values, copies and casts -----------------------------------------------------
 
@@ -21,14 +25,14 @@ from cpsgrad.rules.registry import not_differentiable, rule
 def array(object, dtype=None, *, copy=True, order="K", ndmin=0):
     y = np.array(object, dtype, copy=copy, order=order, ndmin=ndmin)
     y_d = yield y
-    object_d += cpsgrad_runtime.array_adjoint(y_d, object, y)
+    object_d += array_adjoint(y_d, object, y)
 
 
 @rule(np.asarray)
 def asarray(a, dtype=None, order=None):
     y = np.asarray(a, dtype, order)
     y_d = yield y
-    a_d += cpsgrad_runtime.array_adjoint(y_d, a, y)
+    a_d += array_adjoint(y_d, a, y)
 
 
 @rule(np.copy)
@@ -36,14 +40,14 @@ def asarray(a, dtype=None, order=None):
 def copy(a, order="K"):
     y = np.copy(a, order)
     y_d = yield y
-    a_d += cpsgrad_runtime.array_adjoint(y_d, a, y)
+    a_d += array_adjoint(y_d, a, y)
 
 
 @rule(np.ndarray.astype)
 def astype(a, dtype, *, order="K", casting="unsafe", subok=True, copy=True):
     y = a.astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
     y_d = yield y
-    a_d += cpsgrad_runtime.array_adjoint(y_d, a, y)
+    a_d += array_adjoint(y_d, a, y)
 
 
 @rule(np.float64)
@@ -51,7 +55,7 @@ def astype(a, dtype, *, order="K", casting="unsafe", subok=True, copy=True):
 def float_scalar(x):
     y = np.float64(x)
     y_d = yield y
-    x_d += cpsgrad_runtime.array_adjoint(y_d, x, y)
+    x_d += array_adjoint(y_d, x, y)
 
 
 @rule(np.ndarray.item)
@@ -72,30 +76,30 @@ def item_at(a, first, second, third=None, fourth=None, fifth=None, sixth=None):
 def full(shape, fill_value, dtype=None):
     y = np.full(shape, fill_value, dtype)
     y_d = yield y
-    fill_value_d += cpsgrad_runtime.array_adjoint(y_d, fill_value, y)
+    fill_value_d += array_adjoint(y_d, fill_value, y)
 
 
 @rule(np.full_like)
 def full_like(a, fill_value, dtype=None):
     y = np.full_like(a, fill_value, dtype)
     y_d = yield y
-    fill_value_d += cpsgrad_runtime.array_adjoint(y_d, fill_value, y)
+    fill_value_d += array_adjoint(y_d, fill_value, y)
 
 
 @rule(np.linspace)
 def linspace(start, stop, num=50, endpoint=True, *, dtype=None, axis=0):
     y = np.linspace(start, stop, num, endpoint, dtype=dtype, axis=axis)
     y_d = yield y
-    start_d += cpsgrad_runtime.linspace_adjoint(y_d, start, stop, num, endpoint, axis, "start")
-    stop_d += cpsgrad_runtime.linspace_adjoint(y_d, start, stop, num, endpoint, axis, "stop")
+    start_d += linspace_adjoint(y_d, start, stop, num, endpoint, axis, "start")
+    stop_d += linspace_adjoint(y_d, start, stop, num, endpoint, axis, "stop")
 
 
 @rule(np.arange)
 def arange(start, stop, step=1, *, dtype=None):
     y = np.arange(start, stop, step, dtype=dtype)
     y_d = yield y
-    start_d += cpsgrad_runtime.array_adjoint(y_d, start, y)
-    step_d += cpsgrad_runtime.chain(y_d, np.arange(len(y)), step)
+    start_d += array_adjoint(y_d, start, y)
+    step_d += chain(y_d, np.arange(len(y)), step)
 
 
 @rule(np.arange)
@@ -121,3 +125,26 @@ for _name in (
 
 for _name in ("shape", "ndim", "dtype", "size", "argmax", "argmin", "argsort", "nonzero", "any", "all"):
     not_differentiable(getattr(np.ndarray, _name), f"ndarray_{_name}")
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def array_adjoint(adjoint, x, result):
+    """The adjoint of `x` from that of `result`, an array made from it (`np.array`, `np.asarray`,
+    `astype`, copies and casts): cast back to `x`'s dtype; for a nested tuple or list of floats and
+    arrays, a `SequenceAdjoint` of their adjoints; zero when `result` is not a float array."""
+    if is_zero(adjoint) or (result.dtype if type(result) is DeviceArray else np.asarray(result).dtype).kind not in "fc":
+        return 0.0
+    return unbroadcast(adjoint, x)
+
+
+def linspace_adjoint(adjoint, start, stop, num, endpoint, axis, part: str):
+    """`np.linspace` backward for `part` ("start" or "stop"): the adjoint weighted by each
+    sample's distance from the other end."""
+    if is_zero(adjoint):
+        return 0.0
+    fraction = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    weight = 1.0 - fraction if part == "start" else fraction
+    weighted = np.sum(np.moveaxis(adjoint, axis, -1) * weight, axis=-1)
+    return unbroadcast(weighted, start if part == "start" else stop)
