@@ -23,8 +23,9 @@ for numpy scalars or dtypes the kernels lack) the backward is numpy, above it th
 Python numbers use Python arithmetic and never reach the table.
 
 Every helper accepts the symbolic zero ``0.0`` as the output adjoint (zeros of any shape) and
-then returns ``0.0`` (one an input for a helper of several); any other adjoint is brought to the output's shape and dtype first (a
-broadcast scalar is allowed). Results have their input's shape and dtype.
+then returns ``0.0`` (one an input for a helper of several); any other adjoint is brought to
+the output's shape and dtype first (a broadcast scalar is allowed). Results have their input's
+shape and dtype.
 """
 
 from __future__ import annotations
@@ -280,11 +281,15 @@ def batch_norm(y_d, x, gamma, beta, running_mean, running_var, *, training, eps)
     return _backward("batch_norm", y_d, inputs, {"training": training, "eps": eps})
 
 
-def batch_norm_statistics(gamma_d, beta_d, x, gamma, running_mean, running_var, *, training, eps):
-    """batch_norm backward for ``running_mean`` and ``running_var``, from ``gamma``'s and
-    ``beta``'s adjoints (``batch_norm``'s): zero in training, where the output does not depend
-    on them; in evaluation, ``y = gamma * (x - mean) * s + beta`` with ``s = 1 / sqrt(var + eps)``."""
-    if training or (_zero(gamma_d) and _zero(beta_d)):
+def batch_norm_statistics(grads, x, gamma, running_mean, running_var, training, eps):
+    """batch_norm backward for ``running_mean`` and ``running_var``, from ``grads``, what
+    ``batch_norm`` returned (the adjoints of ``x``, ``gamma``, ``beta``): zero in training, where
+    the output does not depend on them; in evaluation, ``y = gamma * (x - mean) * s + beta`` with
+    ``s = 1 / sqrt(var + eps)``."""
+    if training or _zero(grads):
+        return 0.0, 0.0
+    _, gamma_d, beta_d = grads
+    if _zero(gamma_d) and _zero(beta_d):
         return 0.0, 0.0
     if type(x) is not _ndarray:
         raise NotImplementedError(

@@ -2,8 +2,8 @@
 
 An import cycle (at module level or in a function's lazy import) means two modules are one
 concern split in the wrong place; the modules that generated code calls (`cpsgrad/runtime/`)
-must not import the code that writes programs (`transforms/`) nor the rules (`cpsgrad/rules/`). Imports under `if TYPE_CHECKING:`
-run only for type checkers and do not count.
+must not import the code that writes programs (`transforms/`) nor the rules (`cpsgrad/rules/`).
+Imports under `if TYPE_CHECKING:` run only for type checkers and do not count.
 """
 
 import ast
@@ -18,7 +18,6 @@ MAX_LINES = 500
 # splits the adjoint pass, normalize and the array rules; the test tooling's generators and
 # checkers are in cpsgrad/testing/, outside the limit's scope in spirit but listed to be seen).
 OVERSIZED = {
-    "cpsgrad/nn_backward.py": 519,
     "cpsgrad/testing/check.py": 738,
     "cpsgrad/testing/fuzz.py": 767,
     "cpsgrad/testing/programs.py": 1920,
@@ -137,7 +136,10 @@ def test_the_runtime_does_not_import_the_transforms_or_the_rules(written_by):
     graph = _imports(_modules())
     runtime = [name for name in graph if name == "cpsgrad.runtime" or name.startswith("cpsgrad.runtime.")]
     assert runtime, "cpsgrad/runtime/ not found"
-    imported = {name: sorted(t for t in graph[name] if t == written_by or t.startswith(written_by + ".")) for name in runtime}
+    def of_theirs(target: str) -> bool:
+        return target == written_by or target.startswith(f"{written_by}.")
+
+    imported = {name: sorted(filter(of_theirs, graph[name])) for name in runtime}
     allowed = RUNTIME_READS_THE_TABLE if written_by == "cpsgrad.rules" else {}
     assert imported == {name: allowed.get(name, []) for name in runtime}
 

@@ -134,11 +134,12 @@ def pad(x, pad_width, value=0.0):
 def batch_norm(x, gamma, beta, running_mean, running_var, *, training, eps=1e-5):
     y = nn.batch_norm(x, gamma, beta, running_mean, running_var, training=training, eps=eps)
     y_d = yield y
-    x_g, gamma_g, beta_g = nn_backward.batch_norm(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    grads = nn_backward.batch_norm(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    x_g, gamma_g, beta_g = grads
     x_d += x_g
     gamma_d += gamma_g
     beta_d += beta_g
-    mean_g, var_g = nn_backward.batch_norm_statistics(gamma_g, beta_g, x, gamma, running_mean, running_var, training=training, eps=eps)
+    mean_g, var_g = nn_backward.batch_norm_statistics(grads, x, gamma, running_mean, running_var, training, eps)
     running_mean_d += mean_g
     running_var_d += var_g
 
@@ -170,7 +171,8 @@ def embedding(weights, indices):
 def lstm_cell(x, h, c, w_ih, w_hh, b_ih=None, b_hh=None):
     h_new, c_new = nn.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
     h_new_d, c_new_d = yield h_new, c_new
-    x_g, h_g, c_g, w_ih_g, w_hh_g, b_ih_g, b_hh_g = nn_backward.lstm_cell(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    grads = nn_backward.lstm_cell(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    x_g, h_g, c_g, w_ih_g, w_hh_g, b_ih_g, b_hh_g = grads
     x_d += x_g
     h_d += h_g
     c_d += c_g

@@ -105,7 +105,8 @@ class Rule:
         taken = set(self.signature.parameters) | accumulators | set(outputs) | set(output_adjoints)
         steps = []
         for statement in backward:
-            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+            one = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            small = statement.body[0] if one else None
             if (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
                     and isinstance(small.target, cst.Name) and small.target.value in accumulators):
                 steps.append(Step(small.value, accumulator=small.target.value))
