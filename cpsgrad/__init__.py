@@ -19,7 +19,7 @@ from cpsgrad.errors import (
 )
 from cpsgrad.kernels import cuda_available
 from cpsgrad.kernels.device_array import DeviceArray, to_device, to_host
-from cpsgrad.rules.registry import rule
+from cpsgrad.rules.registry import not_differentiable, rule
 
 __version__ = "0.1.0"
 
@@ -36,6 +36,7 @@ __all__ = [
     "cuda_available",
     "grad",
     "nn",
+    "not_differentiable",
     "rule",
     "show",
     "to_device",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cpsgrad import nn_backward, nonfinite, runtime
+from cpsgrad import nonfinite, runtime
 from cpsgrad.errors import (
     ArgumentError,
     CpsgradError,
@@ -276,7 +276,6 @@ class _Runner:
             ) from None
         finally:
             _deep.leave()
-            nn_backward.clear()  # adjoints an op kept for its next input's helper live one run only
             runtime.close_loans(loans)
         gradients = _gradients(args, differentiated, result[1:])
         if self.debug_nans:

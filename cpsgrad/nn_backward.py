@@ -13,27 +13,24 @@ backward (``cpsgrad.kernels.dispatch(op, ...).backward(adjoint, residuals)``) ne
   logsumexp, batch_norm's statistics, dropout's mask drawn again from its seed, the LSTM/GRU
   gates): one extra forward per backward.
 
-An op with several differentiable inputs has one helper an input (``conv2d_x``, ``conv2d_w``,
-...), because a template's backward is one expression an input. They share one computation:
-the kernel's backward returns every input's adjoint at once, and the first helper called keeps
-that tuple (per thread) for the next ones called with the very same arguments (compared by
-identity, numbers by value). Generated code calls them one after another, so each backward
-runs once. The kept tuple is dropped when every part has been taken, or replaced by the next
-op's; at most one op's adjoints stay referenced after a gradient returns.
+An op with several differentiable inputs has one helper returning all their adjoints at once
+(``conv2d``, ``batch_norm``, ``lstm_cell``, ``gru_cell``: the kernel's backward computes them
+together); its template binds them as backward locals, so the call runs once, and not at all
+when no input is active (cpsgrad/rules/registry.py, ``Step``).
 
 The elementwise activations follow ``cpsgrad.kernels.thresholds``: below the measured size (and
 for numpy scalars or dtypes the kernels lack) the backward is numpy, above it the kernel;
 Python numbers use Python arithmetic and never reach the table.
 
 Every helper accepts the symbolic zero ``0.0`` as the output adjoint (zeros of any shape) and
-then returns ``0.0``; any other adjoint is brought to the output's shape and dtype first (a
-broadcast scalar is allowed). Results have their input's shape and dtype.
+then returns ``0.0`` (one an input for a helper of several); any other adjoint is brought to
+the output's shape and dtype first (a broadcast scalar is allowed). Results have their input's
+shape and dtype.
 """
 
 from __future__ import annotations
 
 import operator
-import threading
 
 import numpy as np
 
@@ -88,51 +85,6 @@ def _backward(op: str, adjoint, inputs: tuple, params: dict, cpu_saved=None) -> 
     else:  # batch_norm's running statistics are outputs without adjoints
         adjoint = _conform(adjoint, output[0] if isinstance(output, tuple) else output)
     return kernel.backward(adjoint, saved)
-
-
-# ---- sharing one backward between the helpers of an op's inputs --------------------------------
-
-
-class _Kept(threading.local):
-    entry: tuple | None = None  # (op, key, adjoints, parts taken)
-
-
-_kept = _Kept()
-
-
-def _same(key: tuple, other: tuple) -> bool:
-    if len(key) != len(other):
-        return False
-    for a, b in zip(key, other, strict=True):
-        if a is b:
-            continue
-        if type(a) is not type(b) or type(a) not in (int, float, bool, str, tuple):
-            return False
-        try:
-            if not bool(a == b):
-                return False
-        except (TypeError, ValueError):
-            return False
-    return True
-
-
-def _part(op: str, position: int, key: tuple, compute):
-    """Adjoint ``position`` of the tuple ``compute()`` returns, computed once for consecutive
-    calls with the same ``key`` (see the module docstring)."""
-    entry = _kept.entry
-    if entry is None or entry[0] != op or not _same(entry[1], key):
-        entry = (op, key, compute(), set())
-        _kept.entry = entry
-    taken = entry[3]
-    taken.add(position)
-    if len(taken) == len(entry[2]):
-        _kept.entry = None
-    return entry[2][position]
-
-
-def clear() -> None:
-    """Drop the adjoints kept for the next helper of the same op (this thread)."""
-    _kept.entry = None
 
 
 # ---- elementwise activations ------------------------------------------------------------------
@@ -265,27 +217,12 @@ def softmax_cross_entropy(y_d, logits, labels):
 # ---- convolution and pooling ------------------------------------------------------------------
 
 
-def _conv2d(position, y_d, x, w, b, stride, padding, dilation, groups):
+def conv2d(y_d, x, w, b, *, stride, padding, dilation, groups):
+    """conv2d backward: the adjoints of the input, the weights and the bias."""
     if _zero(y_d):
-        return 0.0
+        return 0.0, 0.0, 0.0
     params = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
-    key = (y_d, x, w, b, stride, padding, dilation, groups)
-    return _part("conv2d", position, key, lambda: _backward("conv2d", y_d, (x, w, b), params))
-
-
-def conv2d_x(y_d, x, w, b, *, stride, padding, dilation, groups):
-    """conv2d backward for the input (shared with ``conv2d_w``/``conv2d_b``)."""
-    return _conv2d(0, y_d, x, w, b, stride, padding, dilation, groups)
-
-
-def conv2d_w(y_d, x, w, b, *, stride, padding, dilation, groups):
-    """conv2d backward for the weights."""
-    return _conv2d(1, y_d, x, w, b, stride, padding, dilation, groups)
-
-
-def conv2d_b(y_d, x, w, b, *, stride, padding, dilation, groups):
-    """conv2d backward for the bias."""
-    return _conv2d(2, y_d, x, w, b, stride, padding, dilation, groups)
+    return _backward("conv2d", y_d, (x, w, b), params)
 
 
 def max_pool2d(y_d, x, kernel_size, *, stride, padding):
@@ -325,76 +262,44 @@ def pad(y_d, x, pad_width, value):
     return _backward("pad", y_d, (x,), {"pad_width": pad_width, "value": value}, saved)[0]
 
 
-def pad_value(y_d, x, pad_width, value):
-    """pad backward for the constant ``value``: the adjoint summed over the padding."""
+def pad_value(y_d, x_d, value):
+    """pad backward for the constant ``value``: the adjoint summed over the padding, which is
+    all of it less the inner block ``x_d`` (``pad``'s result)."""
     if _zero(y_d):
         return 0.0
-    g = _host(y_d)
-    inner = _host(pad(y_d, x, pad_width, value))
-    return unbroadcast(np.asarray(np.sum(g) - np.sum(inner)), value)
+    return unbroadcast(np.asarray(np.sum(_host(y_d)) - np.sum(_host(x_d))), value)
 
 
 # ---- normalisation, dropout, embedding --------------------------------------------------------
 
 
-def _batch_norm(position, y_d, x, gamma, beta, running_mean, running_var, training, eps):
+def batch_norm(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
+    """batch_norm backward for ``x``, ``gamma`` and ``beta`` (statistics computed again)."""
     if _zero(y_d):
-        return 0.0
-    key = (y_d, x, gamma, beta, running_mean, running_var, training, eps)
+        return 0.0, 0.0, 0.0
+    inputs = (x, gamma, beta, running_mean, running_var)
+    return _backward("batch_norm", y_d, inputs, {"training": training, "eps": eps})
 
-    def compute():
-        params = {"training": training, "eps": eps}
-        inputs = (x, gamma, beta, running_mean, running_var)
-        grad_x, grad_gamma, grad_beta = _backward("batch_norm", y_d, inputs, params)
-        if training:  # the output does not depend on the running statistics
-            return grad_x, grad_gamma, grad_beta, 0.0, 0.0
-        if type(x) is not _ndarray:
-            return grad_x, grad_gamma, grad_beta, _ON_HOST_ONLY, _ON_HOST_ONLY
-        # eval: y = gamma * (x - mean) * s + beta with s = 1 / sqrt(var + eps)
-        scale = 1 / np.sqrt(running_var + eps)
-        grad_mean = -grad_beta * gamma * scale
-        grad_var = -0.5 * grad_gamma * gamma * scale * scale
-        return (
-            grad_x, grad_gamma, grad_beta,
-            grad_mean.astype(running_mean.dtype, copy=False),
-            grad_var.astype(running_var.dtype, copy=False),
-        )
 
-    result = _part("batch_norm", position, key, compute)
-    if result is _ON_HOST_ONLY:
+def batch_norm_statistics(grads, x, gamma, running_mean, running_var, training, eps):
+    """batch_norm backward for ``running_mean`` and ``running_var``, from ``grads``, what
+    ``batch_norm`` returned (the adjoints of ``x``, ``gamma``, ``beta``): zero in training, where
+    the output does not depend on them; in evaluation, ``y = gamma * (x - mean) * s + beta`` with
+    ``s = 1 / sqrt(var + eps)``."""
+    if training or _zero(grads):
+        return 0.0, 0.0
+    _, gamma_d, beta_d = grads
+    if _zero(gamma_d) and _zero(beta_d):
+        return 0.0, 0.0
+    if type(x) is not _ndarray:
         raise NotImplementedError(
             "batch_norm: adjoints of running_mean/running_var (training=False) are computed for "
             "numpy arrays only; pass them as constants on a device"
         )
-    return result
-
-
-_ON_HOST_ONLY = object()
-
-
-def batch_norm_x(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
-    """batch_norm backward for ``x`` (statistics computed again; shared with the others)."""
-    return _batch_norm(0, y_d, x, gamma, beta, running_mean, running_var, training, eps)
-
-
-def batch_norm_gamma(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
-    """batch_norm backward for ``gamma``."""
-    return _batch_norm(1, y_d, x, gamma, beta, running_mean, running_var, training, eps)
-
-
-def batch_norm_beta(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
-    """batch_norm backward for ``beta``."""
-    return _batch_norm(2, y_d, x, gamma, beta, running_mean, running_var, training, eps)
-
-
-def batch_norm_running_mean(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
-    """batch_norm backward for ``running_mean`` (zero in training)."""
-    return _batch_norm(3, y_d, x, gamma, beta, running_mean, running_var, training, eps)
-
-
-def batch_norm_running_var(y_d, x, gamma, beta, running_mean, running_var, *, training, eps):
-    """batch_norm backward for ``running_var`` (zero in training)."""
-    return _batch_norm(4, y_d, x, gamma, beta, running_mean, running_var, training, eps)
+    scale = 1 / np.sqrt(running_var + eps)
+    mean_d = -beta_d * gamma * scale
+    var_d = -0.5 * gamma_d * gamma * scale * scale
+    return mean_d.astype(running_mean.dtype, copy=False), var_d.astype(running_var.dtype, copy=False)
 
 
 def dropout(y_d, x, p, *, seed, training):
@@ -428,92 +333,20 @@ def embedding(y_d, weights, indices):
 # ---- recurrent cells ------------------------------------------------------------------------------
 
 
-def _lstm_cell(position, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+def lstm_cell(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """lstm_cell backward (gates computed again): the adjoints of ``x, h, c, w_ih, w_hh, b_ih,
+    b_hh``, the bias adjoint going to both biases."""
     if _zero(h_d) and _zero(c_d):
-        return 0.0
-    key = (h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-    def compute():
-        b = _bias(b_ih, b_hh, x, np.shape(w_ih)[0])
-        grads = _backward("lstm_cell", (h_d, c_d), (x, h, c, w_ih, w_hh, b), {})
-        return (*grads, grads[-1])  # the bias adjoint goes to both biases
-
-    return _part("lstm_cell", position, key, compute)
+        return (0.0,) * 7
+    b = _bias(b_ih, b_hh, x, np.shape(w_ih)[0])
+    grads = _backward("lstm_cell", (h_d, c_d), (x, h, c, w_ih, w_hh, b), {})
+    return (*grads, grads[-1])
 
 
-def lstm_cell_x(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``x`` (gates computed again; shared with the other inputs)."""
-    return _lstm_cell(0, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def lstm_cell_h(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``h``."""
-    return _lstm_cell(1, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def lstm_cell_c(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``c``."""
-    return _lstm_cell(2, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def lstm_cell_w_ih(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``w_ih``."""
-    return _lstm_cell(3, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def lstm_cell_w_hh(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``w_hh``."""
-    return _lstm_cell(4, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def lstm_cell_b_ih(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``b_ih``."""
-    return _lstm_cell(5, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def lstm_cell_b_hh(h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """lstm_cell backward for ``b_hh``."""
-    return _lstm_cell(6, h_d, c_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-
-
-def _gru_cell(position, y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+def gru_cell(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
+    """gru_cell backward (gates computed again): the adjoints of ``x, h, w_ih, w_hh, b_ih, b_hh``."""
     if _zero(y_d):
-        return 0.0
-    key = (y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-
-    def compute():
-        rows = np.shape(w_ih)[0]
-        biases = tuple(_channel_constant(x, rows, 0.0) if b is None else b for b in (b_ih, b_hh))
-        return _backward("gru_cell", y_d, (x, h, w_ih, w_hh, *biases), {})
-
-    return _part("gru_cell", position, key, compute)
-
-
-def gru_cell_x(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
-    """gru_cell backward for ``x`` (gates computed again; shared with the other inputs)."""
-    return _gru_cell(0, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-
-
-def gru_cell_h(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
-    """gru_cell backward for ``h``."""
-    return _gru_cell(1, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-
-
-def gru_cell_w_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
-    """gru_cell backward for ``w_ih``."""
-    return _gru_cell(2, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-
-
-def gru_cell_w_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
-    """gru_cell backward for ``w_hh``."""
-    return _gru_cell(3, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-
-
-def gru_cell_b_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
-    """gru_cell backward for ``b_ih``."""
-    return _gru_cell(4, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-
-
-def gru_cell_b_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh):
-    """gru_cell backward for ``b_hh``."""
-    return _gru_cell(5, y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+        return (0.0,) * 6
+    rows = np.shape(w_ih)[0]
+    biases = tuple(_channel_constant(x, rows, 0.0) if b is None else b for b in (b_ih, b_hh))
+    return _backward("gru_cell", y_d, (x, h, w_ih, w_hh, *biases), {})

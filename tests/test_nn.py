@@ -471,8 +471,12 @@ def public_helpers():
     return [
         (name, value) for name, value in vars(nn_backward).items()
         if inspect.isfunction(value) and not name.startswith("_") and value.__module__ == nn_backward.__name__
-        and name != "clear"
     ]
+
+
+# helpers of several inputs: how many adjoints they return; and those taking two adjoints
+SEVERAL = {"conv2d": 3, "batch_norm": 3, "batch_norm_statistics": 2, "lstm_cell": 7, "gru_cell": 6}
+TWO_ADJOINTS = {"lstm_cell"}
 
 
 @pytest.mark.parametrize("name, helper", public_helpers())
@@ -480,8 +484,9 @@ def test_every_helper_returns_zero_for_a_zero_adjoint(name, helper):
     parameters = inspect.signature(helper).parameters
     positional = [p for p in parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
     keywords = {p.name: None for p in parameters.values() if p.kind is p.KEYWORD_ONLY}
-    args = [0.0] * (2 if name.startswith("lstm_cell") else 1) + [None] * (len(positional) - (2 if name.startswith("lstm_cell") else 1))
-    assert helper(*args, **keywords) == 0.0
+    adjoints = 2 if name in TWO_ADJOINTS else 1
+    args = [0.0] * adjoints + [None] * (len(positional) - adjoints)
+    assert helper(*args, **keywords) == ((0.0,) * SEVERAL[name] if name in SEVERAL else 0.0)
 
 
 # ---- thresholds and shared backwards --------------------------------------------------------------
@@ -611,19 +616,19 @@ def test_device_arrays_run_on_the_device(monkeypatch):
     same(nn_backward.sigmoid(*on_device(g, x, nn.sigmoid(x))), nn_backward.sigmoid(g, x, nn.sigmoid(x)))
     same(nn_backward.dropout(*on_device(g, x), 0.5, seed=3, training=True), nn_backward.dropout(g, x, 0.5, seed=3, training=True))
     gamma, beta, mean, var = normal(2), normal(2), np.zeros(2), np.ones(2)
-    for helper in (nn_backward.batch_norm_x, nn_backward.batch_norm_gamma):
-        same(
-            helper(*on_device(g, x, gamma, beta, mean, var), training=True, eps=1e-5),
-            helper(g, x, gamma, beta, mean, var, training=True, eps=1e-5),
-        )
+    ours = nn_backward.batch_norm(*on_device(g, x, gamma, beta, mean, var), training=True, eps=1e-5)
+    expected = nn_backward.batch_norm(g, x, gamma, beta, mean, var, training=True, eps=1e-5)
+    for part, expected_part in zip(ours, expected, strict=True):
+        same(part, expected_part)
     logits, labels = normal(2, 3), np.array([0, 2])
     same(nn.softmax_cross_entropy(*on_device(logits, labels)), nn.softmax_cross_entropy(logits, labels))
     same(nn_backward.softmax_cross_entropy(1.0, *on_device(logits, labels)), nn_backward.softmax_cross_entropy(1.0, logits, labels))
     images, w, b = normal(1, 1, 3, 3), normal(2, 1, 2, 2), normal(2)
     gy = normal(1, 2, 2, 2)
     params = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1}
-    for helper in (nn_backward.conv2d_x, nn_backward.conv2d_w, nn_backward.conv2d_b):
-        same(helper(*on_device(gy, images, w, b), **params), helper(gy, images, w, b, **params))
+    ours = nn_backward.conv2d(*on_device(gy, images, w, b), **params)
+    for part, expected_part in zip(ours, nn_backward.conv2d(gy, images, w, b, **params), strict=True):
+        same(part, expected_part)
 
 
 def test_kernels_doc_example_runs(tmp_path):
@@ -654,3 +659,13 @@ def test_raw_device_arrays_as_differentiated_arguments_are_refused_with_the_way_
 
     with pytest.raises(cpsgrad.ArgumentError, match=r"raw CUDA device array .*cpsgrad\.to_device\(x\)"):
         cpsgrad.grad(loss)(kernels.to_device(np.ones(4)))
+
+
+def test_batch_norm_statistics_adjoints_only_when_asked(monkeypatch):
+    def evaluated(x, gamma, beta, mean, var):
+        return np.sum(nn.batch_norm(x, gamma, beta, mean, var, training=False) ** 2)
+
+    assert "nn_backward.batch_norm_statistics(" not in cpsgrad.show(evaluated, argnums=(0, 1))
+    assert "nn_backward.batch_norm_statistics(" in cpsgrad.show(evaluated, argnums=(0, 3))
+    args = normal(6, 3), normal(3), normal(3), normal(3), np.abs(normal(3)) + 0.5
+    check_grad(evaluated, *args, argnums=(0, 1, 2, 3, 4))

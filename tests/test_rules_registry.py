@@ -2,6 +2,8 @@
 """User rules (@cpsgrad.rule) that misbehave get a RuleError naming the rule and what it did;
 built-in rules are inlined unchecked."""
 
+import bisect
+
 import numpy as np
 import pytest
 
@@ -173,3 +175,135 @@ def test_a_template_without_source_is_refused_at_registration():
     with pytest.raises(RuleError, match="hidden .*cannot read its source"):
         cpsgrad.rule(triple)(namespace["hidden"])
     assert not TABLE.rules_for(triple)
+
+
+# ---- backward locals: one backward call for several adjoints --------------------------------------
+
+CALLS = []
+
+
+def weighted(x, w):
+    return x * w
+
+
+def weighted_backward(y_d, x, w):
+    """Both adjoints of `weighted` at once; counts its calls."""
+    CALLS.append("weighted")
+    return y_d * w, y_d * x
+
+
+def weighted_rule(x, w):
+    y = weighted(x, w)
+    y_d = yield y
+    x_g, w_g = weighted_backward(y_d, x, w)
+    x_d += x_g
+    w_d += w_g
+
+
+def uses_weighted(x, w):
+    return np.sum(weighted(x, w))
+
+
+def uses_weighted_on_constants(x):
+    return np.sum(weighted(np.ones(3), 2.0)) + np.sum(x)
+
+
+W = np.array([2.0, -1.0, 0.5])
+
+
+def test_a_backward_local_serves_several_adjoints_with_one_call(register):
+    register(weighted, weighted_rule)
+    CALLS.clear()
+    x_grad, w_grad = cpsgrad.grad(uses_weighted, argnums=(0, 1))(X, W)
+    np.testing.assert_array_equal(x_grad, W)
+    np.testing.assert_array_equal(w_grad, X)
+    assert CALLS == ["weighted"]
+
+
+def test_an_inactive_input_drops_its_accumulation_and_keeps_the_call(register):
+    register(weighted, weighted_rule)
+    CALLS.clear()
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted, argnums=1)(X, W), X)
+    assert CALLS == ["weighted"]
+    shown = cpsgrad.show(uses_weighted, argnums=1)
+    assert "weighted_backward(" in shown and "x_d" not in shown
+
+
+def test_no_active_input_no_backward_call(register):
+    register(weighted, weighted_rule)
+    CALLS.clear()
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted_on_constants)(X), np.ones(3))
+    assert CALLS == []
+    assert "weighted_backward" not in cpsgrad.show(uses_weighted_on_constants)
+
+
+def test_a_local_read_only_by_dropped_accumulations_is_not_computed(register):
+    def two_calls(x, w):
+        y = weighted(x, w)
+        y_d = yield y
+        x_g = y_d * w
+        x_d += x_g
+        w_g, _ = weighted_backward(y_d, w, x)
+        w_d += w_g
+
+    register(weighted, two_calls)
+    CALLS.clear()
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted, argnums=0)(X, W), W)
+    assert CALLS == []
+    np.testing.assert_array_equal(cpsgrad.grad(uses_weighted, argnums=1)(X, W), X)
+    assert CALLS == ["weighted"]
+
+
+def test_a_local_that_rebinds_a_parameter_is_refused_at_registration():
+    def rebinds(x, w):
+        y = weighted(x, w)
+        y_d = yield y
+        x = y_d * w
+        x_d += x
+
+    with pytest.raises(RuleError, match=r"rebinds \(.*\): after yield, .*or bind new backward locals.*`x = y_d \* w`"):
+        cpsgrad.rule(weighted)(rebinds)
+    assert not TABLE.rules_for(weighted)
+
+
+# ---- cpsgrad.not_differentiable ------------------------------------------------------------------
+
+EDGES = [-1.0, 0.0, 1.0]
+
+
+def bucket(x):
+    """Piecewise constant: which interval of EDGES holds x (bisect has no rule)."""
+    return float(bisect.bisect(EDGES, x))
+
+
+def uses_bucket(x):
+    return bucket(x) * x
+
+
+def test_a_declared_piecewise_constant_function_carries_no_gradient():
+    with pytest.raises(cpsgrad.NoRuleError, match="bisect"):
+        cpsgrad.grad(uses_bucket)(0.5)
+    assert cpsgrad.not_differentiable(bucket) is bucket
+    try:
+        assert cpsgrad.grad(uses_bucket)(0.5) == 2.0  # d/dx bucket(x) * x = bucket(x)
+        assert cpsgrad.grad(uses_bucket)(-3.0) == 0.0
+        assert cpsgrad.value_and_grad(uses_bucket)(1.5) == (4.5, 3.0)
+        assert "t1 = bucket(x)" in cpsgrad.show(uses_bucket)  # a call of the primitive, not transformed
+    finally:
+        TABLE.remove(TABLE.rules_for(bucket)[0])
+    with pytest.raises(cpsgrad.NoRuleError, match="bisect"):
+        cpsgrad.grad(uses_bucket)(0.5)
+
+
+def test_not_differentiable_as_a_decorator_on_arrays():
+    @cpsgrad.not_differentiable
+    def levels(x):
+        return np.array([bisect.bisect(EDGES, value) for value in x.tolist()])
+
+    def loss(x):
+        return np.sum(levels(x) * x)
+
+    try:
+        np.testing.assert_array_equal(cpsgrad.grad(loss)(X), np.array([2.0, 1.0, 3.0]))
+    finally:
+        TABLE.remove(TABLE.rules_for(levels)[0])

@@ -22,7 +22,7 @@ from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, TEMPLATE_ADJOINT_SUFFIX, Rule
 from cpsgrad.runtime import dispatch
-from cpsgrad.transforms import calls, cps, fusion, naming, syntax
+from cpsgrad.transforms import calls, cps, fusion, naming, syntax, templates
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Raise, Return
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
@@ -90,32 +90,6 @@ class Lines(list):
         self.origins.insert(index, self.generator.origin)
 
 
-class _WithoutUnbroadcast(cst.CSTTransformer):
-    """`cpsgrad_runtime.unbroadcast(e, x)` -> `e`, `reduced_product(a, b, x)` -> `a * b` and
-    `quotient(a, b)` -> `a / b`, for operations on Python numbers only."""
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        name = syntax.dotted_name(updated.func)
-        if name == f"{_RUNTIME}.unbroadcast":
-            return _parenthesized_operand(updated.args[0].value)
-        if name == f"{_RUNTIME}.reduced_product":  # unbroadcast(a * b, like)
-            product = cst.BinaryOperation(updated.args[0].value, cst.Multiply(), updated.args[1].value)
-            return _parenthesized_operand(product)
-        if name == f"{_RUNTIME}.quotient":  # the forward raised ZeroDivisionError where it would
-            return _parenthesized_operand(cst.BinaryOperation(updated.args[0].value, cst.Divide(), updated.args[1].value))
-        return updated
-
-
-_WITHOUT_UNBROADCAST = _WithoutUnbroadcast()
-
-
-def _parenthesized_operand(node: cst.BaseExpression) -> cst.BaseExpression:
-    """An expression that was a call's argument, parenthesized where it now sits in an operation."""
-    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and not node.lpar:
-        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return node
-
-
 class Renamer(cst.CSTTransformer):
     """Replace variable names (not attribute names or keywords) by expressions."""
 
@@ -133,12 +107,6 @@ class Renamer(cst.CSTTransformer):
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         return self.mapping.get(original.value, updated)
-
-
-def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, cst.UnaryOperation):
-        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return node
 
 
 class Generator:
@@ -803,7 +771,7 @@ class Generator:
 
     def inline_rule(self, record: _Backward, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         rule = record.rule
-        _, outputs, output_adjoints, backward = rule.parts
+        _, outputs, output_adjoints, _ = rule.parts
         if len(outputs) == 1:
             mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
         else:  # `a_d, b_d = yield a, b`: the call returned a tuple, its adjoint has one part each
@@ -818,40 +786,49 @@ class Generator:
             values = [cst.Name(record.target)] if len(outputs) == 1 else [mapping[name] for name in outputs]
             for adjoint, value in zip(output_adjoints, values, strict=True):
                 mapping[adjoint] = cst.parse_expression(f"{_RUNTIME}.rule_adjoint({syntax.code(mapping[adjoint])}, {syntax.code(value)})")
-        defaults = _template_defaults(rule)
+        defaults = templates.defaults(rule)
         accumulators: dict[str, str | None] = {}
         for parameter in rule.signature.parameters:
             atom = record.bound.get(parameter)
             if atom is not None:
-                mapping[parameter] = _parenthesized(atom)
+                mapping[parameter] = templates.parenthesized(atom)
             elif parameter in defaults:  # omitted at the call: the template's default stands in
                 mapping[parameter] = defaults[parameter]
             accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
-        mapping.update(self.template_globals(rule, set(mapping) | set(accumulators)))
+        steps = templates.kept_steps(rule, {name for name, adjoint in accumulators.items() if adjoint is not None})
+        locals_ = {name: self.local_name(f"{record.target}_{name}") for step in steps for name in step.names}
+        mapping.update({name: cst.Name(alias) for name, alias in locals_.items()})
+        mapping.update(self.template_globals(rule, set(mapping) | set(accumulators), steps))
         renamer = Renamer(mapping)
         # numbers in and a number out (not np.full(3, a)): no broadcasting happened to undo
         numbers_only = self.holds_number(self.adjoint(record.target)) and all(self.is_number(a) for a in record.bound.values())
         start = len(lines)
-        for statement in backward:
-            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
-                adjoint = accumulators[small.target.value]
-                if adjoint is not None:
-                    value = syntax.strip_parentheses(small.value.visit(_WITHOUT_UNBROADCAST)) if numbers_only else small.value
-                    contribution = syntax.code(value.visit(renamer))
-                    if checked:
-                        parameter = small.target.value[: -len(TEMPLATE_ADJOINT_SUFFIX)]
-                        like = syntax.code(mapping[parameter])
-                        contribution = f"{_RUNTIME}.rule_contribution({contribution}, {like}, {label}, {parameter!r})"
-                    self.accumulate(adjoint, contribution, defined, pad, lines)
-            else:
-                raise NoRuleError(None, f"rule {rule.name}", "rule templates' backward may only accumulate with `x_d += ...`")
+        for step in steps:
+            value = templates.without_unbroadcast(step.value) if numbers_only else step.value
+            code = syntax.code(value.visit(renamer))
+            if step.names:  # a backward local, computed once for the accumulations below
+                lines.append(f"{pad}{syntax.code(step.target.visit(renamer))} = {code}")
+                continue
+            if checked:
+                parameter = step.accumulator[: -len(TEMPLATE_ADJOINT_SUFFIX)]
+                like = syntax.code(mapping[parameter])
+                code = f"{_RUNTIME}.rule_contribution({code}, {like}, {label}, {parameter!r})"
+            self.accumulate(accumulators[step.accumulator], code, defined, pad, lines)
+        if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
+            lines.append(f"{pad}del {', '.join(locals_.values())}")
         if checked and len(lines) > start:  # whatever the rule's backward raises names the rule
             for position in range(start, len(lines)):  # in place: Lines keeps each line's origin
                 lines[position] = "    " + lines[position]
             lines.insert(start, f"{pad}try:")
             lines.append(f"{pad}except Exception as error:")
             lines.append(f"{pad}    {_RUNTIME}.rule_failed({label}, error)")
+
+    def local_name(self, base: str) -> str:
+        """A fresh name for a template's backward local, never one that reads as an adjoint."""
+        name = self.namer.fresh(base)
+        while name.endswith(self.suffix):
+            name = self.namer.numbered(base)
+        return name
 
     def holds_number(self, adjoint: str) -> bool:
         """Whether the adjoint named `adjoint` belongs to a variable that always holds a number."""
@@ -869,10 +846,10 @@ class Generator:
         variable = self.version_owner.get(atom.value, atom.value)
         return variable in self.numbers or variable in self.resolver.assumed
 
-    def template_globals(self, rule: Rule, local: set[str]) -> dict[str, cst.BaseExpression]:
-        """Bind the module names a template reads into the generated namespace."""
+    def template_globals(self, rule: Rule, local: set[str], steps: list) -> dict[str, cst.BaseExpression]:
+        """Bind the module names a template's kept `steps` and defaults read into the namespace."""
         aliases: dict[str, cst.BaseExpression] = {}
-        for name in _template_reads(rule):
+        for name in templates.reads(rule, steps):
             if name in local:
                 continue
             value = rule.globals.get(name, getattr(builtins, name, _MISSING))
@@ -893,9 +870,6 @@ _METHOD_ADVICE = (
     "parameter and that no other name, container or user function sees before them; other methods "
     "(extend, insert, sort, ...) are not supported yet: build a new tuple or list instead"
 )
-
-_TEMPLATE_READS: dict[int, tuple[Rule, list[str]]] = {}
-
 
 def _accumulation(total: str, expression: str) -> str:
     """`accumulate(total, expression)`, in the form that adds in place without a full-size
@@ -918,23 +892,6 @@ def _helper_arguments(expression: str, helper: str) -> str | None:
     if not isinstance(node, cst.Call) or syntax.dotted_name(node.func) != f"{_RUNTIME}.{helper}":
         return None
     return ", ".join(syntax.code(argument.value) for argument in node.args)
-
-
-def _template_defaults(rule: Rule) -> dict[str, cst.BaseExpression]:
-    """A template's parameter defaults, as the expressions written in it."""
-    parameters = rule.definition.params
-    every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-    return {p.name.value: syntax.strip_parentheses(p.default) for p in every if p.default is not None}
-
-
-def _template_reads(rule: Rule) -> list[str]:
-    """The names a template's backward and its defaults read (computed once per rule)."""
-    cached = _TEMPLATE_READS.get(id(rule))
-    if cached is None or cached[0] is not rule:
-        nodes = [*rule.parts[3], *_template_defaults(rule).values()]
-        names = list(dict.fromkeys(n for node in nodes for n in syntax.variables_read(node)))
-        cached = _TEMPLATE_READS[id(rule)] = (rule, names)
-    return cached[1]
 
 
 def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:

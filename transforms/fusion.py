@@ -33,15 +33,17 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cpsgrad.rules import arrays, scalar
+from cpsgrad.rules import math as math_rules
+from cpsgrad.rules import operators
+from cpsgrad.rules.numpy import binary, reductions, ufuncs
 from cpsgrad.transforms import syntax
 
-_EXP = (arrays.exp,)
-_SUM = (arrays.sum_,)
-_DIVIDE = (scalar.truediv, arrays.divide)
-_SUBTRACT = (scalar.sub, arrays.subtract)
-_EXTREMUM = (arrays.extremum,)
-_LOG = (arrays.log, scalar.log)
+_EXP = (ufuncs.exp,)
+_SUM = (reductions.sum_,)
+_DIVIDE = (operators.truediv, binary.divide)
+_SUBTRACT = (operators.sub, binary.subtract)
+_EXTREMUM = (reductions.extremum,)
+_LOG = (ufuncs.log, math_rules.log)
 _EVERYTHING = ("everything",)
 LAST = (*_DIVIDE, *_LOG)  # the templates a group ends with: a block without them has nothing to fuse
 

@@ -1,6 +1,11 @@
-"""The built-in rule table; importing this package registers every built-in rule."""
+"""The built-in rule table; importing this package registers every built-in rule.
 
-from cpsgrad.rules import arrays, closures, containers, nn, scalar, subscripts  # noqa: F401
+One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`,
+`numpy/` (ufuncs, reductions, products, shapes, creation), `containers`, `closures`,
+`subscripts`, `nn`; `registry` is the table and the decorators that fill it.
+"""
+
+from cpsgrad.rules import closures, containers, math, nn, numpy, operators, subscripts  # noqa: F401
 from cpsgrad.rules.registry import TABLE, rule
 
 __all__ = ["TABLE", "rule"]

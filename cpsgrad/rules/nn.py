@@ -3,8 +3,9 @@
 
 The helpers get the op's inputs, its output and the output adjoint, rebuild what the kernel's
 backward needs (at no cost, or by one more forward: see `cpsgrad.nn_backward`) and call the
-table. An op with several differentiable inputs has one helper an input; they share one
-backward computation. Defaults here must equal `cpsgrad.nn`'s (an omitted argument is replaced
+table. An op with several differentiable inputs has one helper returning all their adjoints,
+bound as backward locals (`x_g, w_g, b_g = ...`): the call runs once, and is left out when no
+input is active. Defaults here must equal `cpsgrad.nn`'s (an omitted argument is replaced
 by the template's default); `tests/test_nn.py` checks that they do.
 """
 
@@ -90,9 +91,10 @@ def softmax_cross_entropy(logits, labels):
 def conv2d(x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
     y = nn.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
     y_d = yield y
-    x_d += nn_backward.conv2d_x(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
-    w_d += nn_backward.conv2d_w(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
-    b_d += nn_backward.conv2d_b(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    x_g, w_g, b_g = nn_backward.conv2d(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    x_d += x_g
+    w_d += w_g
+    b_d += b_g
 
 
 @rule(nn.max_pool2d)
@@ -120,8 +122,9 @@ def global_avg_pool2d(x):
 def pad(x, pad_width, value=0.0):
     y = nn.pad(x, pad_width, value)
     y_d = yield y
-    x_d += nn_backward.pad(y_d, x, pad_width, value)
-    value_d += nn_backward.pad_value(y_d, x, pad_width, value)
+    x_g = nn_backward.pad(y_d, x, pad_width, value)
+    x_d += x_g
+    value_d += nn_backward.pad_value(y_d, x_g, value)
 
 
 # ---- normalisation, dropout, embedding --------------------------------------------------------
@@ -131,11 +134,14 @@ def pad(x, pad_width, value=0.0):
 def batch_norm(x, gamma, beta, running_mean, running_var, *, training, eps=1e-5):
     y = nn.batch_norm(x, gamma, beta, running_mean, running_var, training=training, eps=eps)
     y_d = yield y
-    x_d += nn_backward.batch_norm_x(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
-    gamma_d += nn_backward.batch_norm_gamma(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
-    beta_d += nn_backward.batch_norm_beta(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
-    running_mean_d += nn_backward.batch_norm_running_mean(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
-    running_var_d += nn_backward.batch_norm_running_var(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    grads = nn_backward.batch_norm(y_d, x, gamma, beta, running_mean, running_var, training=training, eps=eps)
+    x_g, gamma_g, beta_g = grads
+    x_d += x_g
+    gamma_d += gamma_g
+    beta_d += beta_g
+    mean_g, var_g = nn_backward.batch_norm_statistics(grads, x, gamma, running_mean, running_var, training, eps)
+    running_mean_d += mean_g
+    running_var_d += var_g
 
 
 @rule(nn.batch_norm_statistics)
@@ -165,22 +171,25 @@ def embedding(weights, indices):
 def lstm_cell(x, h, c, w_ih, w_hh, b_ih=None, b_hh=None):
     h_new, c_new = nn.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
     h_new_d, c_new_d = yield h_new, c_new
-    x_d += nn_backward.lstm_cell_x(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-    h_d += nn_backward.lstm_cell_h(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-    c_d += nn_backward.lstm_cell_c(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-    w_ih_d += nn_backward.lstm_cell_w_ih(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-    w_hh_d += nn_backward.lstm_cell_w_hh(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-    b_ih_d += nn_backward.lstm_cell_b_ih(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
-    b_hh_d += nn_backward.lstm_cell_b_hh(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    grads = nn_backward.lstm_cell(h_new_d, c_new_d, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    x_g, h_g, c_g, w_ih_g, w_hh_g, b_ih_g, b_hh_g = grads
+    x_d += x_g
+    h_d += h_g
+    c_d += c_g
+    w_ih_d += w_ih_g
+    w_hh_d += w_hh_g
+    b_ih_d += b_ih_g
+    b_hh_d += b_hh_g
 
 
 @rule(nn.gru_cell)
 def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     y = nn.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
     y_d = yield y
-    x_d += nn_backward.gru_cell_x(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-    h_d += nn_backward.gru_cell_h(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-    w_ih_d += nn_backward.gru_cell_w_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-    w_hh_d += nn_backward.gru_cell_w_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-    b_ih_d += nn_backward.gru_cell_b_ih(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
-    b_hh_d += nn_backward.gru_cell_b_hh(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    x_g, h_g, w_ih_g, w_hh_g, b_ih_g, b_hh_g = nn_backward.gru_cell(y_d, x, h, w_ih, w_hh, b_ih, b_hh)
+    x_d += x_g
+    h_d += h_g
+    w_ih_d += w_ih_g
+    w_hh_d += w_hh_g
+    b_ih_d += b_ih_g
+    b_hh_d += b_hh_g

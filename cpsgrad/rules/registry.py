@@ -4,8 +4,11 @@ A template is a generator function. Its positional parameters are differentiable
 keyword-only parameters are not; the statements before `yield` are the forward (the one that
 assigns the yielded names is the primal and is replaced by the user's own call), `yield` is the
 shift (the continuation runs there and the outputs' adjoints come back), and the statements after
-it are the backward, accumulating with `x_d += ...` into the adjoint of parameter `x`. A template
-without `yield` declares a primitive whose output is not differentiable (`int`, `len`, `round`).
+it are the backward, accumulating with `x_d += ...` into the adjoint of parameter `x`. The backward
+may also bind locals (`g = ...`, `x_g, w_g = backward(...)`) that later accumulations read: one
+backward call can then serve several inputs' adjoints, and the transform emits a local only when
+an accumulation it keeps reads it (see `Step`). A template without `yield` declares a primitive
+whose output is not differentiable (`int`, `len`, `round`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,21 @@ import libcst as cst
 from cpsgrad.errors import CpsgradError, RuleError
 
 TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its parameter `x`
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement of a template's backward: an accumulation `p_d += value` (`accumulator`
+    is `p_d`), or a backward local `name = value` / `a, b = value` (`names`, bound once each).
+
+    A local is computed where the template computes it, once, and only when an accumulation the
+    transform keeps (its parameter's argument is active) reads it, directly or through another
+    local: a backward call returning several inputs' adjoints runs once, or not at all."""
+
+    value: cst.BaseExpression
+    accumulator: str | None = None
+    names: tuple[str, ...] = ()
+    target: cst.BaseAssignTargetExpression | None = None  # a local's, as written
 
 
 @dataclass
@@ -79,6 +97,34 @@ class Rule:
                 return statements[:position], outputs, adjoints, statements[position + 1:]
         return statements, [], [], []
 
+    @cached_property
+    def steps(self) -> list[Step]:
+        """The backward as `Step`s; a RuleError for a statement that is neither form."""
+        accumulators = {p + TEMPLATE_ADJOINT_SUFFIX for p in self.signature.parameters}
+        _, outputs, output_adjoints, backward = self.parts
+        taken = set(self.signature.parameters) | accumulators | set(outputs) | set(output_adjoints)
+        steps = []
+        for statement in backward:
+            one = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            small = statement.body[0] if one else None
+            if (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
+                    and isinstance(small.target, cst.Name) and small.target.value in accumulators):
+                steps.append(Step(small.value, accumulator=small.target.value))
+                continue
+            names = _local_names(small, taken)
+            if names is None:
+                if isinstance(statement, cst.SimpleStatementLine):  # without its comment
+                    statement = statement.with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
+                code = cst.Module([statement]).code.strip().splitlines()[0]
+                raise RuleError(
+                    f"rule {self.label}: after yield, each statement must accumulate into a parameter's "
+                    f"adjoint (x_d += ...) or bind new backward locals (g = ..., a name not ending in "
+                    f"{TEMPLATE_ADJOINT_SUFFIX}), not `{code}`; accumulators here: {', '.join(sorted(accumulators))}"
+                )
+            taken.update(names)
+            steps.append(Step(small.value, names=names, target=small.targets[0].target))
+        return steps
+
     @property
     def differentiable(self) -> bool:
         return bool(self.parts[1])
@@ -110,6 +156,24 @@ def _shift(statement: cst.BaseStatement) -> tuple[list[str], list[str]] | None:
     return outputs, adjoints
 
 
+def _local_names(small, taken: set[str]) -> tuple[str, ...] | None:
+    """The names `name = value` or `a, b = value` binds, when that is a backward local's
+    statement: plain new names (not a parameter's, an accumulator's, an output's or an earlier
+    local's, none ending in `_d`). None for anything else."""
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or isinstance(small.value, cst.Yield):
+        return None
+    target = small.targets[0].target
+    elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    if isinstance(target, (cst.Tuple, cst.List)) and any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    if not all(isinstance(e, cst.Name) for e in elements):
+        return None
+    names = tuple(e.value for e in elements)
+    if len(set(names)) != len(names) or any(n in taken or n.endswith(TEMPLATE_ADJOINT_SUFFIX) for n in names):
+        return None
+    return names
+
+
 def _key(primitive: object):
     """What the table files a primitive under: its identity, or for a method bound to an object
     (`scipy.stats.norm.logpdf`, `rs.randn`: a new object at each attribute read) the object's
@@ -126,26 +190,15 @@ def _key(primitive: object):
 
 def _check_template(rule: Rule) -> None:
     """A user's template, read and checked when it is registered (not when a program inlines
-    it): its source must be readable and its backward only `p_d += ...` for its parameters."""
+    it): its source must be readable and its backward made of `Step`s for its parameters."""
     try:
-        _, _, _, backward = rule.parts
+        _ = rule.parts
     except (OSError, TypeError, SyntaxError, cst.ParserSyntaxError) as error:
         raise RuleError(
             f"rule {rule.label}: cannot read its source ({error}); cpsgrad inlines a rule's "
             "source, so define the template with def in a file"
         ) from None
-    accumulators = {p + TEMPLATE_ADJOINT_SUFFIX for p in rule.signature.parameters}
-    for statement in backward:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if not (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
-                and isinstance(small.target, cst.Name) and small.target.value in accumulators):
-            if isinstance(statement, cst.SimpleStatementLine):  # without its comment
-                statement = statement.with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
-            code = cst.Module([statement]).code.strip().splitlines()[0]
-            raise RuleError(
-                f"rule {rule.label}: after yield, each statement must accumulate into a parameter's "
-                f"adjoint (x_d += ...), not `{code}`; accumulators here: {', '.join(sorted(accumulators))}"
-            )
+    _ = rule.steps  # raises the RuleError for a statement of neither form
 
 
 class RuleTable:
@@ -191,15 +244,26 @@ class RuleTable:
 TABLE = RuleTable()
 
 
-def not_differentiable(primitive: object, name: str | None = None) -> Rule:
-    """Declare that `primitive`'s result carries no gradient (a template without `yield`), for
-    any arguments: integers, booleans, shapes, piecewise constant functions."""
+def not_differentiable(primitive: Callable, name: str | None = None) -> Callable:
+    """Declare that `primitive`'s result carries no gradient, for any arguments (a template
+    without `yield`): integers, booleans, shapes, piecewise constant functions. A call of it
+    with a differentiable argument is then neither transformed nor refused for want of a rule;
+    its result is a constant of the derivative program. Returns `primitive`, so it also serves
+    as a decorator::
+
+        @cpsgrad.not_differentiable
+        def bucket(x):                     # piecewise constant: its derivative is 0 almost everywhere
+            return float(np.searchsorted(EDGES, x))
+
+    Like `rule`, it bumps the table's version: programs already made are made again.
+    """
 
     def template(*args, **kwargs):
         y = primitive(*args, **kwargs)  # noqa: F841  (a template: read by the transform, never run)
 
-    template.__name__ = name or f"{primitive.__name__}_"
-    return TABLE.add(primitive, template)
+    template.__name__ = name or f"{getattr(primitive, '__name__', 'primitive')}_"
+    TABLE.add(primitive, template)
+    return primitive
 
 
 def rule(primitive: object) -> Callable[[Callable], Callable]:
@@ -212,6 +276,19 @@ def rule(primitive: object) -> Callable[[Callable], Callable]:
             y = mylib.softclip(x)
             y_d = yield y
             x_d += y_d * (1.0 - y * y)
+
+    Positional parameters are differentiable, keyword-only ones are not. After `yield`, each
+    statement accumulates into a parameter's adjoint (`x_d += ...`) or binds backward locals
+    that later statements read; a backward computing several adjoints at once is called once,
+    and only when one of those adjoints is wanted::
+
+        @cpsgrad.rule(mylib.scaled)
+        def scaled(x, w):
+            y = mylib.scaled(x, w)
+            y_d = yield y
+            x_g, w_g = mylib.scaled_backward(y_d, x, w)
+            x_d += x_g
+            w_d += w_g
 
     A later rule for the same primitive is tried before earlier ones; functions already
     transformed are transformed again on their next call.

@@ -2,15 +2,18 @@
 
 The derivative program a transform writes receives this package as its `cpsgrad_runtime`
 parameter and calls the helpers below by name; rule templates (cpsgrad/rules/) read them the
-same way. Each concern is a module of its own, and nothing here imports `cpsgrad.transforms`:
+same way. Each concern is a module of its own, and nothing here imports `cpsgrad.transforms` or
+`cpsgrad.rules`:
 
 - `adjoints`: the adjoint containers (`SequenceAdjoint`, `DictAdjoint`), the symbolic zero test,
   one-hot adjoints of an element;
 - `accumulation`: adding a contribution into an adjoint, in place where nothing else holds it;
 - `books` (the state: loan books per thread and run) and `loans`: adjoints lent to callees;
 - `broadcasting`: `unbroadcast` and `reduced_product`, which undo numpy's broadcasting;
-- `elementwise`, `scalar`, `reductions`, `linalg`, `shapes`, `indexing`: the helpers of the
-  numpy and math rules (slopes, reductions' and products' adjoints, shape changes, subscripts);
+- `elementwise` (division with IEEE results: `quotient`, `divide`), `reductions` (the fused
+  softmax and log-sum-exp backwards), `linalg` (`matmul_left`/`matmul_right`, which
+  `accumulate_matmul_left` fuses), `indexing` (subscripts): what generated code and several
+  rules share. A helper that serves only rules sits beside its templates in cpsgrad/rules/;
 - `containers`, `comprehensions`, `closures`: tuples, lists, dicts, records; the builtin
   higher-order functions; nested functions, lambdas and partials;
 - `checks`: unbound variables, in-place refusals, user rules' checked contributions;
@@ -78,21 +81,7 @@ from cpsgrad.runtime.containers import (
     values_adjoint,
     zip_length,
 )
-from cpsgrad.runtime.elementwise import (
-    array_divide,
-    array_log_for_power,
-    array_power_slope,
-    array_sign,
-    chain,
-    clip_adjoint,
-    elementwise_adjoint,
-    exponent_slope,
-    hypot_slope,
-    logaddexp_share,
-    quotient,
-    select,
-    tie_share,
-)
+from cpsgrad.runtime.elementwise import array_divide, divide, quotient
 from cpsgrad.runtime.indexing import (
     index_adjoint,
     index_concatenate,
@@ -101,17 +90,7 @@ from cpsgrad.runtime.indexing import (
     item_adjoint,
     subscript_of,
 )
-from cpsgrad.runtime.linalg import (
-    dot_left,
-    dot_right,
-    inner_left,
-    inner_right,
-    matmul_left,
-    matmul_right,
-    outer_left,
-    outer_right,
-    trace_adjoint,
-)
+from cpsgrad.runtime.linalg import matmul_left, matmul_right
 from cpsgrad.runtime.loans import (
     borrow,
     claim,
@@ -123,31 +102,9 @@ from cpsgrad.runtime.loans import (
     withdrawing,
 )
 from cpsgrad.runtime.reductions import (
-    array_product_adjoint,
-    cumsum_adjoint,
-    extremum_adjoint,
     logsumexp_adjoint,
-    mean_adjoint,
-    norm_adjoint,
     picked_log_softmax_adjoint,
     softmax_adjoint,
-    std_adjoint,
-    sum_adjoint,
-    var_adjoint,
-)
-from cpsgrad.runtime.scalar import digamma, divide, log_for_power, power_slope, sign
-from cpsgrad.runtime.shapes import (
-    array_adjoint,
-    concatenate_adjoint,
-    hstack_adjoint,
-    linspace_adjoint,
-    moveaxis_adjoint,
-    reshape_adjoint,
-    split_adjoint,
-    stack_adjoint,
-    swapaxes_adjoint,
-    transpose_adjoint,
-    vstack_adjoint,
 )
 
 __all__ = [
@@ -157,49 +114,30 @@ __all__ = [
     "accumulate_matmul_left",
     "appended",
     "appended_adjoint",
-    "array_adjoint",
     "array_divide",
-    "array_log_for_power",
-    "array_power_slope",
-    "array_product_adjoint",
-    "array_sign",
     "as_sequence",
     "attribute_adjoint",
     "borrow",
-    "chain",
     "check_bound",
     "chosen_adjoint",
     "claim",
     "clear_loans",
-    "clip_adjoint",
     "close_loans",
-    "concatenate_adjoint",
     "construct",
     "constructed_keywords",
     "constructed_positional",
-    "cumsum_adjoint",
     "DictAdjoint",
-    "digamma",
     "display_entry",
     "distance_adjoint",
     "divide",
-    "dot_left",
-    "dot_right",
-    "elementwise_adjoint",
     "entry",
     "enumerated_adjoint",
-    "exponent_slope",
-    "extremum_adjoint",
     "get_adjoint",
     "get_default_adjoint",
-    "hstack_adjoint",
-    "hypot_slope",
     "index_adjoint",
     "index_concatenate",
     "index_concatenate_adjoint",
     "indexed",
-    "inner_left",
-    "inner_right",
     "inserted",
     "inserted_adjoint",
     "is_zero",
@@ -208,25 +146,16 @@ __all__ = [
     "item_list",
     "items_adjoint",
     "lend",
-    "linspace_adjoint",
-    "log_for_power",
-    "logaddexp_share",
     "logsumexp_adjoint",
     "make_function",
     "make_partial",
     "matmul_left",
     "matmul_right",
-    "mean_adjoint",
     "merge",
-    "moveaxis_adjoint",
-    "norm_adjoint",
     "one_hot",
     "open_loans",
-    "outer_left",
-    "outer_right",
     "pass_on",
     "picked_log_softmax_adjoint",
-    "power_slope",
     "product_adjoint",
     "quotient",
     "reduced_product",
@@ -235,36 +164,23 @@ __all__ = [
     "removed",
     "removed_adjoint",
     "repeated",
-    "reshape_adjoint",
     "reverse",
     "rule_adjoint",
     "rule_contribution",
     "rule_failed",
-    "select",
     "sequence_adjoint",
     "SequenceAdjoint",
-    "sign",
     "softmax_adjoint",
     "sorted_adjoint",
-    "split_adjoint",
     "split_ties",
-    "stack_adjoint",
-    "std_adjoint",
     "subscript_of",
-    "sum_adjoint",
-    "swapaxes_adjoint",
-    "tie_share",
-    "trace_adjoint",
-    "transpose_adjoint",
     "unbound",
     "Unbound",
     "unbound_read",
     "unbroadcast",
     "unpacked",
     "values_adjoint",
-    "var_adjoint",
     "void_offers",
-    "vstack_adjoint",
     "withdrawing",
     "zip_length",
     "zipped_adjoint",

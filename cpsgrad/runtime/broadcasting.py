@@ -2,7 +2,7 @@
 
 `x_d += unbroadcast(z_d, x)` sums the adjoint over the axes broadcasting added to `x` and gives
 it `x`'s shape and dtype; every rule that may broadcast calls it. Between Python numbers the
-adjoint pass drops these calls (transforms/adjoint.py, `_WithoutUnbroadcast`).
+adjoint pass drops these calls (transforms/templates.py, `without_unbroadcast`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import numpy as np
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, item
-from cpsgrad.runtime.scalar import divide
+from cpsgrad.runtime.elementwise import divide
 
 
 def values_adjoint(container, adjoint):

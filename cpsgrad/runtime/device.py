@@ -1,4 +1,5 @@
-"""Device branches of the array helpers (`cpsgrad/runtime/`) for `DeviceArray`s.
+"""Device branches of the array helpers (`cpsgrad/runtime/`, and the rules' own helpers beside
+their templates in cpsgrad/rules/) for `DeviceArray`s.
 
 The numpy helpers keep its numpy fast paths first and calls these where an argument is a
 `cpsgrad.kernels.DeviceArray` and the numpy formula would build host arrays (`np.zeros`,

@@ -15,7 +15,6 @@ from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero, one_hot
 from cpsgrad.runtime.broadcasting import unbroadcast
-from cpsgrad.runtime.shapes import _parts
 
 _ndarray = np.ndarray
 
@@ -81,10 +80,10 @@ def index_concatenate_adjoint(adjoint, indexer, parts: tuple):
     else:
         axis = 0
         sizes = [len(np.r_[part]) if type(part) is slice else 1 if np.ndim(part) == 0 else np.shape(part)[0] for part in parts]
-    pieces = _parts(adjoint, sizes, axis)
+    cut = cut_along(adjoint, sizes, axis)
     return SequenceAdjoint(
         0.0 if type(part) is slice else unbroadcast(np.reshape(piece, np.shape(part)), part)  # a range: constants
-        for piece, part in zip(pieces, parts, strict=True)
+        for piece, part in zip(cut, parts, strict=True)
     )
 
 
@@ -123,3 +122,13 @@ def item_adjoint(adjoint, x, index):
     else:
         result.flat[0 if index is None else index] = adjoint
     return result
+
+
+# ---- shared with the shape rules (cpsgrad/rules/numpy/shapes.py) ---------------------------------
+
+
+def cut_along(adjoint, sizes: list[int], axis: int) -> list:
+    """`adjoint` cut along `axis` into consecutive pieces of `sizes`."""
+    if type(adjoint) is DeviceArray:
+        return _device.pieces(adjoint, sizes, axis)
+    return np.split(adjoint, np.cumsum(sizes)[:-1], axis=axis)

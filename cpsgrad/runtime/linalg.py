@@ -1,4 +1,6 @@
-"""The adjoints of products: `@`, `np.dot`, `np.inner`, `np.outer`, `np.trace`.
+"""The adjoints of `x @ y`: `matmul_left` (which `accumulate_matmul_left` adds into a total in
+place, so generated code names it) and `matmul_right`. The other products' adjoints sit beside
+their templates in cpsgrad/rules/numpy/products.py.
 """
 
 from __future__ import annotations
@@ -53,78 +55,3 @@ def matmul_right(z_d, x, y):
     if y_ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
         return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), z_d[..., None])[..., 0], y)
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), z_d), y)
-
-
-def trace_adjoint(adjoint, x, offset, axis1, axis2):
-    """`np.trace` backward: the adjoint on the summed diagonal, zero elsewhere."""
-    if is_zero(adjoint):
-        return 0.0
-    shape = np.shape(x)
-    diagonal = np.eye(shape[axis1], shape[axis2], k=offset)
-    spread = np.asarray(adjoint)[..., None, None] * diagonal
-    return unbroadcast(np.moveaxis(spread, (-2, -1), (axis1 % len(shape), axis2 % len(shape))), x)
-
-
-def dot_left(adjoint, x, y):
-    """The adjoint of `x` in `np.dot(x, y)`: x's last axis meets y's second to last (its only
-    axis when 1-d); a scalar factor is an elementwise product."""
-    if is_zero(adjoint):
-        return 0.0
-    if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(np.multiply(adjoint, y), x)
-    if type(x) is DeviceArray or type(y) is DeviceArray:  # at most 2-D: the matmul's
-        return matmul_left(adjoint, x, y)
-    contracted = max(np.ndim(y) - 2, 0)
-    y_free = [a for a in range(np.ndim(y)) if a != contracted]
-    return unbroadcast(np.tensordot(adjoint, y, axes=(list(range(np.ndim(x) - 1, np.ndim(adjoint))), y_free)), x)
-
-
-def dot_right(adjoint, x, y):
-    """The adjoint of `y` in `np.dot(x, y)`."""
-    if is_zero(adjoint):
-        return 0.0
-    if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(np.multiply(adjoint, x), y)
-    if type(x) is DeviceArray or type(y) is DeviceArray:  # at most 2-D: the matmul's
-        return matmul_right(adjoint, x, y)
-    x_free = list(range(np.ndim(x) - 1))
-    summed = np.tensordot(x, adjoint, axes=(x_free, x_free))
-    return unbroadcast(np.moveaxis(summed, 0, max(np.ndim(y) - 2, 0)), y)
-
-
-def inner_left(adjoint, x, y):
-    """The adjoint of `x` in `np.inner(x, y)`: the last axes of x and y meet."""
-    if is_zero(adjoint):
-        return 0.0
-    if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(np.multiply(adjoint, y), x)
-    y_free = list(range(np.ndim(y) - 1))
-    return unbroadcast(np.tensordot(adjoint, y, axes=(list(range(np.ndim(x) - 1, np.ndim(adjoint))), y_free)), x)
-
-
-def inner_right(adjoint, x, y):
-    """The adjoint of `y` in `np.inner(x, y)`."""
-    if is_zero(adjoint):
-        return 0.0
-    if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(np.multiply(adjoint, x), y)
-    x_free = list(range(np.ndim(x) - 1))
-    return unbroadcast(np.tensordot(adjoint, x, axes=(x_free, x_free)), y)
-
-
-def outer_left(adjoint, x, y):
-    """The adjoint of `x` in `np.outer(x, y)` (both flattened)."""
-    if is_zero(adjoint):
-        return 0.0
-    if type(x) is DeviceArray or type(y) is DeviceArray:
-        return _device.outer_left(adjoint, x, y)
-    return unbroadcast(np.reshape(np.asarray(adjoint) @ np.ravel(y), np.shape(x)), x)
-
-
-def outer_right(adjoint, x, y):
-    """The adjoint of `y` in `np.outer(x, y)`."""
-    if is_zero(adjoint):
-        return 0.0
-    if type(x) is DeviceArray or type(y) is DeviceArray:
-        return _device.outer_right(adjoint, x, y)
-    return unbroadcast(np.reshape(np.ravel(x) @ np.asarray(adjoint), np.shape(y)), y)
