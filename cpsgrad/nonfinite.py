@@ -42,6 +42,7 @@ import linecache
 import math
 import os
 import sys
+import threading
 import types
 import weakref
 
@@ -99,9 +100,14 @@ class Provenance:
         return self.lines[line - 1].strip() if 1 <= line <= len(self.lines) else ""
 
 
+_AST_LOCK = threading.Lock()  # CPython 3.11's AST constructor is not thread-safe (gh-106905)
+
+
 def _statements(text: str) -> dict[int, _Statement | None]:
     found: dict[int, _Statement | None] = {}
-    for node in ast.walk(ast.parse(text)):
+    with _AST_LOCK:
+        tree = ast.parse(text)
+    for node in ast.walk(tree):
         if not isinstance(node, ast.stmt):
             continue
         if isinstance(node, ast.Assign):

@@ -123,3 +123,17 @@ def test_eight_threads_give_the_serial_results(tmp_path):
             assert len(values) == rounds
             assert all(_same(value, serial[case]) for value in values), (case, values, serial[case])
     assert sys.getrecursionlimit() == limit
+
+
+def test_dict_display_keys_are_read_without_pythons_ast_module():
+    """`ast.literal_eval` (CPython 3.11's AST constructor is not thread-safe: a SystemError
+    'AST constructor recursion depth mismatch' in one of 8 threads) read dict keys; libcst's own
+    evaluation does now."""
+    import libcst as cst
+
+    from cpsgrad.transforms import adjoint
+
+    keys = [cst.parse_expression(text) for text in ('"a"', "-2", "1.5", "True", "None", '"b" "c"')]
+    assert adjoint._constant_values(keys) == ["a", -2, 1.5, True, None, "bc"]
+    assert adjoint._constant_values([cst.parse_expression("x")]) is None
+    assert "literal_eval" not in open(adjoint.__file__).read()
