@@ -127,11 +127,11 @@ ALIASING = {
 
 
 def test_the_aliasing_constructs_occur():
-    """Each construct of the aliasing grammar occurs (in 300 programs) and shows in the source of
+    """Each construct of the aliasing grammar occurs (in 500 programs) and shows in the source of
     a program that notes it (a note can outlive text drawn and dropped later, so not every one)."""
     seen: dict[str, list[str]] = {}
 
-    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
+    @settings(max_examples=500, deadline=None, database=None, derandomize=True)
     @given(programs())
     def collect(program):
         for construct in program.constructs & ALIASING.keys():

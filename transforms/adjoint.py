@@ -919,31 +919,11 @@ def _constant_values(keys: list) -> list | None:
     """The values of a dict display's keys when all are literals, else None."""
     values = []
     for key in keys:
-        value = _literal(key)
-        if value is _NOT_LITERAL:
+        value = syntax.literal_value(key)
+        if value is syntax.NOT_LITERAL:
             return None
         values.append(value)
     return values
-
-
-_NOT_LITERAL = object()
-_NAMED = {"True": True, "False": False, "None": None}
-
-
-def _literal(node: cst.BaseExpression):
-    """A literal's value from libcst's own evaluation (not `ast.literal_eval`: CPython 3.11's
-    AST constructor is not thread-safe, and programs are made in any thread), or _NOT_LITERAL."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return _NOT_LITERAL if value is None and not isinstance(node, cst.Integer) else value
-    if isinstance(node, cst.Name) and node.value in _NAMED:
-        return _NAMED[node.value]
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        inner = _literal(node.expression) if isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)) else _NOT_LITERAL
-        if inner is _NOT_LITERAL:
-            return _NOT_LITERAL
-        return -inner if isinstance(node.operator, cst.Minus) else +inner
-    return _NOT_LITERAL
 
 
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -151,3 +151,23 @@ class _Reader(cst.CSTVisitor):
 
     def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
         return False
+
+
+NOT_LITERAL = object()
+_NAMED = {"True": True, "False": False, "None": None}
+
+
+def literal_value(node: cst.BaseExpression):
+    """A literal's value from libcst's own evaluation (not `ast.literal_eval`: CPython 3.11's
+    AST constructor is not thread-safe, and programs are made in any thread), or NOT_LITERAL."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return NOT_LITERAL if value is None and not isinstance(node, cst.Integer) else value
+    if isinstance(node, cst.Name) and node.value in _NAMED:
+        return _NAMED[node.value]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        inner = literal_value(node.expression) if isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)) else NOT_LITERAL
+        if inner is NOT_LITERAL:
+            return NOT_LITERAL
+        return -inner if isinstance(node.operator, cst.Minus) else +inner
+    return NOT_LITERAL
