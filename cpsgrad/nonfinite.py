@@ -179,10 +179,7 @@ def origin_in(traceback: types.TracebackType | None) -> SourceLocation | None:
     from (to locate an error a run-time helper raised without knowing where it was called)."""
     found = None
     while traceback is not None:
-        provenance = _program_of(traceback.tb_frame.f_code)
-        if provenance is not None:
-            location, _ = provenance.origin(traceback.tb_lineno)
-            found = location or found
+        found = _users_line(traceback.tb_frame.f_code, traceback.tb_lineno) or found
         traceback = traceback.tb_next
     return found
 
@@ -392,13 +389,22 @@ def _calling_location(frame: types.FrameType) -> SourceLocation | None:
     was running."""
     frame = frame.f_back
     while frame is not None:
-        program = _program_of(frame.f_code)
-        if program is not None:
-            location, _ = program.origin(frame.f_lineno)
-            if location is not None and not location.filename.startswith(_ADAPTER_FILE):
-                return location
+        location = _users_line(frame.f_code, frame.f_lineno)
+        if location is not None:
+            return location
         frame = frame.f_back
     return None
+
+
+def _users_line(code: types.CodeType, line: int) -> SourceLocation | None:
+    """The user's statement that line `line` of a derivative program's `code` came from; None
+    for code that is no derivative program, a line cpsgrad added, or an adapter's line (a
+    primitive called as a value: its call in the user's program is the user's line)."""
+    program = _program_of(code)
+    if program is None:
+        return None
+    location, _ = program.origin(line)
+    return None if location is None or location.filename.startswith(_ADAPTER_FILE) else location
 
 
 def _kind(value) -> str:

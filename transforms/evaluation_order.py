@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from cpsgrad.rules import registry
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import syntax, walk
 from cpsgrad.transforms.resolve import _MISSING, Resolver
 
 if TYPE_CHECKING:
@@ -55,41 +55,22 @@ def read_live(normalizer: _Normalizer, value: cst.BaseExpression) -> bool:
         return False
     if root not in normalizer.user_names:
         return False  # one of this pass's temporaries
-    if "." in dotted and isinstance(Resolver(normalizer.source.function, normalizer.locals).lookup(root), types.ModuleType):
-        return _lookup(normalizer.source.function, normalizer.locals, dotted) is _UNBOUND
+    if "." in dotted and isinstance(normalizer.resolver.lookup(root), types.ModuleType):
+        return unbound(normalizer.resolver, dotted)
     return True
 
 
 def may_go_first(normalizer: _Normalizer, statements: list, value: cst.BaseExpression) -> bool:
-    if _lookup(normalizer.source.function, normalizer.locals, syntax.dotted_name(value)) is _UNBOUND:
-        return True
+    """Whether the statements after a read of `value` could change or pre-empt it: `value` is
+    unbound now, or they call something that is not a primitive."""
     resolver = normalizer.resolver
-    found = False
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            callee = resolver.resolve(node.func) if syntax.dotted_name(node.func) is not None else None
-            if not _opaque(callee):
-                found = True
-
-    for statement in statements:
-        statement.visit(Calls())
-    return found
-
-
-_UNBOUND = object()
-
-
-def _lookup(function: types.FunctionType, local_names, dotted: str):
-    """The value `dotted` names now (closure, globals, builtins, then attributes), or _UNBOUND."""
-    first, *rest = dotted.split(".")
-    value = Resolver(function, local_names).lookup(first)
-    for attribute in rest:
-        if value is _MISSING:
-            break
-        value = getattr(value, attribute, _MISSING)
-    return _UNBOUND if value is _MISSING else value
+    if unbound(resolver, syntax.dotted_name(value)):
+        return True
+    return any(
+        isinstance(node, cst.Call) and not _opaque(resolver.resolve(node.func) if syntax.dotted_name(node.func) is not None else None)
+        for statement in statements
+        for node in walk.nodes(statement)
+    )
 
 
 def _opaque(callee) -> bool:
@@ -103,6 +84,13 @@ def _opaque(callee) -> bool:
         isinstance(callee, type) and callee.__module__ == "builtins")
 
 
-def unbound(function: types.FunctionType, local_names, dotted: str) -> bool:
-    """Whether the dotted name names nothing now (its read raises NameError or AttributeError)."""
-    return _lookup(function, local_names, dotted) is _UNBOUND
+def unbound(resolver: Resolver, dotted: str) -> bool:
+    """Whether the dotted name names nothing now, looked up as the function would (its read
+    raises NameError or AttributeError)."""
+    first, *rest = dotted.split(".")
+    value = resolver.lookup(first)
+    for attribute in rest:
+        if value is _MISSING:
+            break
+        value = getattr(value, attribute, _MISSING)
+    return value is _MISSING

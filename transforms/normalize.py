@@ -495,7 +495,7 @@ class _Normalizer:
         else:
             callee = syntax.strip_parentheses(callee)
             dotted = syntax.dotted_name(callee)
-            if node.args and dotted.split(".")[0] in self.user_names and not self.local_attribute(callee) and dotted.split(".")[0] not in self.locals and evaluation_order.unbound(self.source.function, self.locals, dotted):
+            if node.args and (root := dotted.split(".")[0]) in self.user_names and root not in self.locals and evaluation_order.unbound(self.resolver, dotted):
                 # a dotted name that names nothing now (math.hupot, an undefined function): Python
                 # looks it up before the arguments, so its AttributeError or NameError comes first
                 callee = self.temporary_value(callee, out, node)

@@ -35,7 +35,7 @@ def index_adjoint(container, index, adjoint):
         return result
     if type(container) is DeviceArray:
         return _device.index_adjoint(container, index, adjoint)
-    if type(getattr(type(container), "__getitem__", None)) is types.FunctionType:
+    if _own_getitem(container):
         # its own __getitem__ ran as an opaque call: an adjoint for it as for a list or a dict
         # would be wrong (located by the caller: api finds the generated line that raised)
         raise UnsupportedError(
@@ -95,13 +95,17 @@ def indexed(value, index):
     return value[index]
 
 
+def _own_getitem(value) -> bool:
+    """Whether `value`'s class defines `__getitem__` in Python (a user class, not a builtin's)."""
+    return type(getattr(type(value), "__getitem__", None)) is types.FunctionType
+
+
 def subscript_of(value):
     """What `value[...]` calls when its index is differentiable (transforms/subscripts.py): a
     user class's own `__getitem__`, bound (differentiated like any method); for the builtin
     containers and arrays, `indexed` (no derivative in the index); otherwise the bound builtin
     method, which the call refuses, naming it, unless a rule was declared for it."""
-    method = getattr(type(value), "__getitem__", None)
-    if type(method) is types.FunctionType:
+    if _own_getitem(value):
         return value.__getitem__
     if isinstance(value, _INDEXABLE):
         return functools.partial(indexed, value)
