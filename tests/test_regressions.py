@@ -394,6 +394,14 @@ def test_a_global_operand_is_read_before_a_later_call_that_rebinds_it(monkeypatc
     assert original == expected[0]
 
 
+def test_a_slices_bounds_are_read_in_order(monkeypatch):
+    function = cases.slices_with_a_global_bound_before_a_call_that_rebinds_it
+    monkeypatch.setattr(cases, "STOP", 2)
+    original = function(1.5)
+    monkeypatch.setattr(cases, "STOP", 2)
+    assert cpsgrad.value_and_grad(function)(1.5) == (original, 3.0) == (4.5, 3.0)
+
+
 @pytest.mark.parametrize("name", ["undefined_global_before_a_failing_call", "undefined_callee_before_a_failing_argument"])
 def test_an_undefined_global_raises_before_the_operands_right_of_it(name):
     function = getattr(cases, name)

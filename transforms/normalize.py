@@ -473,12 +473,11 @@ class _Normalizer:
         return lambda out: self.atom(node, out)
 
     def slice_part(self, node: cst.BaseSlice):
-        """An index or a slice as one operand of `in_order` (a slice's bounds: read live is
-        never one of them, as each is an atom copied into a temporary only when it is a global)."""
+        """An index, or a slice with its bounds in Python's order (`in_order`), as one operand."""
         if isinstance(node, cst.Index):
             return lambda out: cst.Index(self.atom(node.value, out))
-        parts = {part: getattr(node, part) for part in ("lower", "upper", "step")}
-        return lambda out: cst.Slice(**{part: None if value is None else self.atom(value, out) for part, value in parts.items()})
+        given = [part for part in ("lower", "upper", "step") if getattr(node, part) is not None]
+        return lambda out: cst.Slice(None, None).with_changes(**dict(zip(given, self.in_order([self.operand(getattr(node, part)) for part in given], out), strict=True)))
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
         rewritten = comprehensions.higher_order_call(self, node, out)  # map, filter, reduce, ...

@@ -608,3 +608,17 @@ reduce = functools.reduce
 
 def reduces_a_product(x):
     return reduce(lambda a, b: a * b, [x, x, 3.0])
+
+
+STOP = 2
+
+
+def restop():
+    global STOP
+    STOP = 3
+    return 1
+
+
+def slices_with_a_global_bound_before_a_call_that_rebinds_it(x):
+    v = np.array([1.0, 2.0, 3.0, 4.0]) * x
+    return np.sum(v[STOP : restop() + 2])  # Python reads STOP (2) before restop() makes it 3
