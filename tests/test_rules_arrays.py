@@ -23,12 +23,12 @@ a wrong rule registered for a moment makes the checker fail.
 
 from __future__ import annotations
 
+import builtins
 import dis
 import math
 import types
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -40,9 +40,11 @@ import cpsgrad
 from cpsgrad.rules import numpy as numpy_rules
 from cpsgrad.rules.numpy.ufuncs import chain
 from cpsgrad.rules.registry import TABLE
+from tests.specs import FLOAT, GRID, SPREAD, UNIT, Kink, M, P, S, Spec, gather
+from tests.specs import unused as _unused
+from tests.specs import unused_pair as _unused_pair
+from tests.specs import unused_with as _unused_with
 
-FLOAT = "float"  # an input that is a Python float, not an array
-GRID = 2.0**-3  # spacing of the grid inputs that must stay clear of ties and kinks
 STEP = 2.0**-10  # finite-difference step (relative to max(|x|, 1))
 TOLERANCES = {"float64": (1e-5, 1e-7), "float32": (2e-3, 2e-3)}  # rtol, atol relative to max(|g|, 1)
 EXAMPLES = 5
@@ -50,29 +52,6 @@ EXAMPLES = 5
 MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
 ROW_MASK = np.array([True, False, False, True])
 
-
-@dataclass(frozen=True)
-class Spec:
-    """One numpy operation under test: `function(*inputs, w) == np.sum(op(*inputs) * w)`."""
-
-    name: str
-    function: Callable
-    shapes: tuple  # one per input: a shape, or FLOAT
-    domain: tuple = (-2.0, 2.0)  # (low, high) for every input, or one (low, high) per input
-    apart: bool = False  # inputs on a grid, distinct within and across inputs
-    dtypes: tuple[str, ...] = ("float64", "float32")
-
-    def domains(self) -> list[tuple[float, float]]:
-        if isinstance(self.domain[0], tuple):
-            return list(self.domain)
-        return [self.domain] * len(self.shapes)
-
-
-S = Spec
-M = (3, 4)  # the usual matrix
-SPREAD = np.array([[6.0, 0.0, 0.0, 0.0], [0.0, 4.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0]])  # singular values 6, 4, 2
-P = (0.2, 2.0)  # a positive domain
-UNIT = (-0.9, 0.9)
 
 SPECS = [
     # unary ufuncs: arrays, a size-1 axis, 0-d arrays and Python floats
@@ -290,6 +269,7 @@ SPECS = [
     S("split second", lambda x, w: np.sum(np.split(x, [1])[1] * w), [M]),
     S("array_split", lambda x, w: np.sum(np.array_split(x, 3)[2] * w), [(7,)]),
 ]
+SPECS += gather("SPECS")  # the further families, tests/specs/
 
 
 # ---- the checker ------------------------------------------------------------------------------
@@ -411,22 +391,28 @@ def test_rule_matches_finite_differences(spec, dtype):
 # ---- every rule is in the table ---------------------------------------------------------------
 
 
+_COVERED = (numpy_rules.__name__ + ".", "cpsgrad.rules.scipy.")  # the rule families every spec table covers
+
+
 def _differentiable_primitives() -> dict[int, object]:
-    """The primitives cpsgrad/rules/numpy/ gives a derivative, by id."""
+    """The primitives cpsgrad/rules/numpy/ and cpsgrad/rules/scipy/ give a derivative, by id."""
     return {
         id(primitive): primitive
         for primitive in TABLE.primitives()
-        if any(r.differentiable and r.template.__module__.startswith(numpy_rules.__name__ + ".") for r in TABLE.rules_for(primitive))
+        if any(r.differentiable and r.template.__module__.startswith(_COVERED) for r in TABLE.rules_for(primitive))
     }
 
 
 def _called(function: Callable) -> set[int]:
-    """Ids of the numpy functions and array methods or attributes a function's code names."""
+    """Ids of the functions, module attributes and array methods or attributes a function's code names."""
     named: set[int] = set()
     value = None
     for instruction in dis.get_instructions(function):
-        if instruction.opname == "LOAD_GLOBAL" and instruction.argval == "np":
-            value = np
+        if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), or a function imported by name
+            value = function.__globals__.get(instruction.argval, getattr(builtins, instruction.argval, None))
+            named.add(id(value))
+            if not isinstance(value, types.ModuleType):
+                value = None
         elif instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF")):  # a local: an array
             value = np.ndarray
         elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and value is not None:
@@ -449,17 +435,6 @@ def test_every_numpy_rule_has_a_spec():
 
 W4 = np.array([1.0, -2.0, 0.5, 3.0])
 W5 = np.array([1.0, -2.0, 0.5, 3.0, 1.5])
-
-
-@dataclass(frozen=True)
-class Kink:
-    """A numpy function and its jax.numpy transcription, at inputs on a kink or a tie."""
-
-    name: str
-    function: Callable
-    jax_function: Callable
-    arguments: tuple
-    argnums: tuple[int, ...] = (0,)
 
 
 def _jnp():
@@ -656,6 +631,7 @@ KINKS = [
         (A([0.5, -0.0, 1.5, 2.2]),),
     ),
 ]
+KINKS += gather("KINKS")
 
 
 @pytest.mark.parametrize("kink", KINKS, ids=lambda kink: kink.name)
@@ -691,34 +667,7 @@ def test_power_keeps_the_operator_conventions():
 # zeros of any shape; every backward must give a correct (zero) contribution, never NaN.
 
 
-def _unused(op):
-    def f(x, flag):
-        y = op(x)
-        if flag:
-            return np.sum(y)
-        return np.sum(x)
 
-    return f
-
-
-def _unused_with(op, constant):
-    def f(x, flag):
-        y = op(x, constant)
-        if flag:
-            return np.sum(y)
-        return np.sum(x)
-
-    return f
-
-
-def _unused_pair(op):
-    def f(x, z, flag):
-        y = op(x, z)
-        if flag:
-            return np.sum(y)
-        return np.sum(x)
-
-    return f
 
 
 def _unused_triple(op):
@@ -823,6 +772,7 @@ ZERO_CASES = (
         (np.full, _unused_full, (0.5,)),
     ]
 )
+ZERO_CASES += gather("ZERO_CASES")
 
 
 @pytest.mark.parametrize(("op", "function", "arguments"), ZERO_CASES, ids=[f"{getattr(op, '__qualname__', op)}-{i}" for i, (op, _, _) in enumerate(ZERO_CASES)])
