@@ -15,13 +15,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = {"cpsgrad": ROOT / "cpsgrad", "cpsgrad.transforms": ROOT / "transforms", "cpsgrad.kernels": ROOT / "kernels"}
 MAX_LINES = 500
 # Files over MAX_LINES today, each at most as long as it is: the list may only shrink (issue 14
-# splits the adjoint pass, normalize and the array rules; the test tooling's generators and
+# split the adjoint pass (transforms/adjoint/); normalize is next; the test tooling's generators and
 # checkers are in cpsgrad/testing/, outside the limit's scope in spirit but listed to be seen).
 OVERSIZED = {
     "cpsgrad/testing/check.py": 738,
     "cpsgrad/testing/fuzz.py": 767,
     "cpsgrad/testing/programs.py": 1920,
-    "transforms/adjoint.py": 1009,
     "transforms/normalize.py": 633,
 }
 

@@ -339,7 +339,7 @@ def convert(normalized: Normalized, active: set[str], namer: Namer, user_calls: 
 def maybe_unbound(program: Program) -> dict[str, set[str]]:
     """Continuation name -> its parameters that some path may hand the sentinel
     `cpsgrad_runtime.unbound(name)` (a variable unbound where a jump passes it, or passed on
-    from such a parameter without being assigned): reads of these are checked (adjoint.py), so
+    from such a parameter without being assigned): reads of these are checked (adjoint/frames.py), so
     that they raise UnboundLocalError where Python would, not where the sentinel is first used."""
     found: dict[str, set[str]] = {c.name: set() for c in program.continuations}
     invariants = set(program.invariants)

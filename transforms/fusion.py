@@ -37,6 +37,7 @@ from cpsgrad.rules import math as math_rules
 from cpsgrad.rules import operators
 from cpsgrad.rules.numpy import binary, reductions, ufuncs
 from cpsgrad.transforms import syntax
+from cpsgrad.transforms.adjoint.records import Index, RuleCall
 
 _EXP = (ufuncs.exp,)
 _SUM = (reductions.sum_,)
@@ -147,7 +148,7 @@ def _picked_log(group: Softmax, records: list, private) -> Softmax | None:
     """The group extended by `q = p[index]; l = log(q)` when those read `p` and `q` alone."""
     probabilities = group.output.target
     for picked in records:
-        if picked.kind != "index" or _name(picked.sources[0]) != probabilities:
+        if not isinstance(picked, Index) or _name(picked.container) != probabilities:
             continue
         for log in records:
             if _is(log, _LOG) and _name(log.bound.get("x")) == picked.target:
@@ -202,7 +203,7 @@ def _constant(node: cst.BaseExpression) -> bool:
 
 
 def _is(record, templates: tuple) -> bool:
-    return record is not None and record.kind == "rule" and record.rule.template in templates
+    return isinstance(record, RuleCall) and record.rule.template in templates
 
 
 def _name(node) -> str | None:

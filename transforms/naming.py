@@ -63,6 +63,38 @@ def call_site(label: str) -> str:
     return f"{label}_site"
 
 
+def call_returned(label: str) -> str:
+    """`call_1_returned`: what a call's adapter got back, held while it passes loans on."""
+    return f"{label}_returned"
+
+
+def call_part(label: str, adjoint: str) -> str:
+    """`call_1_x_d`: the callee's contribution to `x_d` where `x_d` already had one: added after."""
+    return f"{label}_{adjoint}"
+
+
+def version(variable: str, counter: int) -> str:
+    """`y_1`, `y_2`, ...: a variable's later values in one continuation."""
+    return f"{variable}_{counter}"
+
+
+def adjoint_suffix(attempt: int) -> str:
+    """`_d`, then `_adj`, `_adj2`, ... while a user's name ends with the suffix tried."""
+    if attempt == 0:
+        return ADJOINT_SUFFIX
+    return f"_adj{attempt if attempt > 1 else ''}"
+
+
+def backward_local(target: str, name: str) -> str:
+    """`y_g`: a rule's backward local `g` in the backward of `y = f(x)`."""
+    return f"{target}_{name}"
+
+
+def rule_global(name: str) -> str:
+    """`np__rule`: a module name a rule's template reads, where the user's program shadows it."""
+    return f"{name}__rule"
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier mentioned anywhere in `node` (names and attribute names)."""
     return walk.names(node)

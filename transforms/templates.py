@@ -1,7 +1,7 @@
 """Reading a rule template for the adjoint pass: which backward steps a call keeps, the defaults
 that stand in for omitted arguments, the module names it reads, and the number specialisation.
 
-`transforms/adjoint.py` (`Generator.inline_rule`) inlines a template with these: the steps whose
+`transforms/adjoint/rule_inlining.py` (`RuleInlining.inline_rule`) inlines a template with these: the steps whose
 accumulators are active (`kept_steps`), renamed into the program, `without_unbroadcast` applied
 when the call's operands and result are Python numbers.
 """

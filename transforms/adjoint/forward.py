@@ -1,0 +1,215 @@
+"""The forward pass of one statement: the statement as the user wrote it (renamed to the current
+versions) and, where it is active, the record of its backward (records.py), or a clear refusal."""
+
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from cpsgrad.errors import NoRuleError, UnsupportedError
+from cpsgrad.rules.registry import TABLE
+from cpsgrad.transforms import calls, syntax
+from cpsgrad.transforms.adjoint.frames import Frame
+from cpsgrad.transforms.adjoint.output import RUNTIME, target_list
+from cpsgrad.transforms.adjoint.records import (
+    Copy,
+    DictDisplay,
+    Display,
+    Field,
+    Index,
+    Record,
+    RuleCall,
+    Unpack,
+)
+from cpsgrad.transforms.operators import binary_primitive, unary_primitive
+
+
+class Forward:
+    """The Generator's forward statements (reads `normalized`, `resolver`, `numbers`, `containers`)."""
+
+    def forward(self, statement, frame: Frame, pad: str, lines: list[str], records: list[Record]) -> None:
+        location = self.normalized.location(statement)
+        self.origin = (location, "forward")
+        if isinstance(statement, cst.If):
+            self.inline_if(statement, frame, pad, lines)
+            return
+        small = statement.body[0]
+        self.check_reads(small.value, frame, pad, lines)
+        if isinstance(small, cst.Expr):
+            value = self.rename(small.value, frame)
+            if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
+                self.check_effect(statement, small.value, value)
+            lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
+            return
+        value = self.rename(small.value, frame)
+        target = small.targets[0].target
+        if isinstance(target, cst.Tuple):  # a, b = t
+            variables = [e.value.value for e in target.elements]
+            source = self.active_source(value, frame) if isinstance(value, cst.Name) else None
+            versions = [self.new_version(frame, v) for v in variables]
+            lines.append(f"{pad}{target_list(versions)} = {syntax.code(value)}")
+            if source is not None and any(self.is_active_variable(v) for v in variables):
+                records.append(Unpack(versions, {value.value: source}, origin=location, value=value))
+            return
+        variable = target.value
+        first = len(lines)
+        self.guard_in_place(statement, variable, value, pad, lines)
+        record = None
+        if self.is_active_variable(variable):
+            record = self.record(statement, small.value, value, frame)
+        version = self.new_version(frame, variable)
+        lines.append(f"{pad}{version} = {syntax.code(value)}")
+        if record is not None:
+            record.target = version
+            record.origin = location
+            record.lines = range(first, len(lines))
+            records.append(record)
+
+    def guard_in_place(self, statement, variable: str, value: cst.BaseExpression, pad: str, lines: list[str]) -> None:
+        """`c += b` is `c = c + b` here, which an array would do in place: where `c` may be an
+        array, a check refuses that at run time instead of computing something else."""
+        origin = self.normalized.origins.get(id(statement))
+        if not isinstance(origin, cst.AugAssign) or variable in self.numbers or not isinstance(value, cst.BinaryOperation):
+            return
+        where = f"{self.normalized.location(statement)}: {syntax.code(origin).strip()}"
+        target = syntax.code(origin.target)
+        operator = syntax.code(origin.operator).strip()[:-1]
+        rewrite = f"{target} = {target} {operator} {syntax.code(origin.value)}"
+        lines.append(f"{pad}{RUNTIME}.refuse_in_place({syntax.code(value.left)}, {where!r}, {rewrite!r})")
+
+    def record(self, statement, original: cst.BaseExpression, value: cst.BaseExpression, frame: Frame) -> Record | None:
+        """The backward record of an active assignment, or None when it has no backward."""
+        adjoints = {a.value: self.active_source(a, frame) for a in _operands(value) if isinstance(a, cst.Name)}
+        adjoints = {version: adjoint for version, adjoint in adjoints.items() if adjoint is not None}
+        if not adjoints:
+            return None
+        if isinstance(value, cst.BinaryOperation) and any(self.owner(a, frame) in self.containers for a in (value.left, value.right)):
+            self.fail(statement, f"operator {syntax.code(value.operator).strip()} on a sequence", "concatenating or repeating differentiable tuples and lists is not supported yet; build the sequence element by element")
+        record = self.record_kind(statement, original, value)
+        if record is not None:
+            record.adjoints = adjoints
+        return record
+
+    def record_kind(self, statement, original: cst.BaseExpression, value: cst.BaseExpression) -> Record | None:
+        if isinstance(value, cst.Attribute):  # x.T: the attribute's rule, with x as its argument
+            descriptor = getattr(np.ndarray, value.attr.value, None)
+            label = f".{value.attr.value}"
+            if descriptor is None:  # p.W: a field of a NamedTuple or a dataclass instance
+                return Field(owner=value.value, name=value.attr.value)
+            if descriptor not in TABLE:
+                self.fail(statement, f"attribute {syntax.code(original)} of a differentiable value", f"no derivative rule for the attribute {label}; cpsgrad knows numpy arrays' attributes (T, shape, ...)", NoRuleError)
+            return self.rule_record(statement, descriptor, label, [value.value], {})
+        if syntax.is_atom(value):
+            return Copy(value=value)
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return Display(elements=[e.value for e in value.elements])
+        if isinstance(value, cst.Dict):
+            return DictDisplay(values=[e.value for e in value.elements], keys=[e.key for e in value.elements])
+        if isinstance(value, cst.Subscript):
+            return Index(container=value.value, index=[e.slice for e in value.slice])
+        if isinstance(value, cst.BinaryOperation):
+            primitive = binary_primitive(value.operator)
+            return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {})
+        if isinstance(value, cst.UnaryOperation):
+            primitive = unary_primitive(value.operator)
+            return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.expression], {})
+        if isinstance(value, cst.Call):
+            positional, keywords = _call_arguments(value)
+            method = self.method(original.func)
+            if method is not None:  # x.sum(axis=0): the rule of np.ndarray.sum, called as (x, axis=0)
+                receiver = value.func.value
+                return self.rule_record(statement, method, syntax.code(original.func), [receiver, *positional], keywords)
+            primitive = self.callee(statement, original.func)
+            return self.rule_record(statement, primitive, syntax.code(original.func), positional, keywords)
+        self.fail(statement, syntax.code(value), "this operation is not differentiable")
+        return None
+
+    def method(self, callee: cst.BaseExpression):
+        """The numpy array method (or, for a name arrays lack, the dict method) a call
+        `x.name(...)` of a differentiable local value `x` stands for, if any."""
+        return calls.array_method(callee, self.resolver) or calls.container_method(callee, self.resolver)
+
+    def callee(self, statement, callee: cst.BaseExpression):
+        """The primitive a call of a differentiable value names, or a clear error."""
+        primitive = self.resolver.resolve(callee)
+        if primitive is not None:
+            return primitive
+        label = syntax.code(callee)
+        if isinstance(callee, cst.Attribute) and syntax.dotted_name(callee.value) is not None and self.resolver.resolve(callee.value) is None:
+            self.fail(statement, f"method call {label}", _METHOD_ADVICE, UnsupportedError)
+        self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value only through its receiver; pass the value as an argument", NoRuleError)
+
+    def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
+        """A call made for its effect on a differentiable value: only non-differentiable primitives
+        (print, ...) may take one; anything else could change a value behind the gradient's back."""
+        label = syntax.code(original.func)
+        effect = f"call of {label} for its effect"
+        if calls.classify(original.func, self.resolver) == calls.USER:
+            if calls.receiver(original.func) is not None and self.resolver.resolve(original.func) is None:
+                self.callee(statement, original.func)  # a method of a local value: refused as such
+            self.fail(statement, effect, f"{label} receives a differentiable value and its result is discarded; assign the result (y = {label}(...)) to differentiate through the call", UnsupportedError)
+        primitive = self.callee(statement, original.func)
+        positional, keywords = _call_arguments(value)
+        for rule in TABLE.rules_for(primitive):
+            if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
+                return
+        self.fail(statement, effect, f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it changes. Assign its result, or keep differentiable values out of it", UnsupportedError)
+
+    def rule_record(self, statement, primitive, label: str, positional: list, keywords: dict) -> Record | None:
+        for rule in TABLE.rules_for(primitive):
+            bound = rule.bind(tuple(positional), keywords)
+            if bound is not None:
+                if not rule.differentiable:
+                    return None
+                return RuleCall(rule=rule, bound=bound)
+        self.fail(statement, f"call of {label}", _no_rule_advice(primitive, label, bool(TABLE.rules_for(primitive))), NoRuleError)
+        return None
+
+    def fail(self, statement, construct: str, advice: str, error=UnsupportedError):
+        raise error(self.normalized.location(statement), construct, advice)
+
+
+_METHOD_ADVICE = (
+    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and "
+    "append and pop of a list the function builds itself (a display or list(...)) that is not a "
+    "parameter and that no other name, container or user function sees before them; other methods "
+    "(extend, insert, sort, ...) are not supported yet: build a new tuple or list instead"
+)
+
+
+def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
+    if has_rules:
+        return f"no derivative rule for {label} fits these arguments; see cpsgrad.rule to add one"
+    return f"no derivative rule for {label}; declare one with @cpsgrad.rule({label})"
+
+
+def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(value, cst.Attribute):  # x.T reads x (math.pi reads nothing local: not a Name)
+        return [value.value]
+    if syntax.is_atom(value):
+        return [value]
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [e.value for e in value.elements]
+    if isinstance(value, cst.Dict):  # keys are not differentiable
+        return [e.value for e in value.elements]
+    if isinstance(value, cst.Subscript):
+        return [value.value]
+    if isinstance(value, cst.BinaryOperation):
+        return [value.left, value.right]
+    if isinstance(value, cst.UnaryOperation):
+        return [value.expression]
+    if isinstance(value, cst.Call):
+        receiver = value.func
+        while isinstance(receiver, cst.Attribute):  # `l.pop` reads `l`; `math.sin` reads nothing local
+            receiver = receiver.value
+        return [a.value for a in value.args] + ([receiver] if receiver is not value.func else [])
+    if isinstance(value, cst.Attribute):
+        return [value.value]
+    return []
+
+
+def _call_arguments(call: cst.Call) -> tuple[list[cst.BaseExpression], dict[str, cst.BaseExpression]]:
+    """A call's positional arguments and keyword arguments, to bind to a rule's signature."""
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    return positional, keywords

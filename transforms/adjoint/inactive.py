@@ -1,0 +1,83 @@
+"""An inactive `if` (no differentiable value assigned in it) kept as it is, in the forward pass:
+every name it assigns gets one new version, bound on every path."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from cpsgrad.transforms import syntax
+from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.adjoint.frames import Frame
+from cpsgrad.transforms.adjoint.output import target_list
+
+
+class InactiveIf:
+    """The Generator's inline ifs."""
+
+    def inline_if(self, statement: cst.If, frame: Frame, pad: str, lines: list[str]) -> None:
+        """An inactive if kept as it is: every name it assigns gets one new version."""
+        self.check_reads(statement.test, frame, pad, lines)
+        unchecked = set(frame.unchecked)  # the branches check their own reads (inline_branch)
+        assigned: list[str] = []
+        for targets, _ in assignments([statement]):
+            assigned += [t for t in targets if t not in assigned]
+        previous = {v: frame.versions.get(v) for v in assigned}
+        for variable in assigned:
+            self.new_version(frame, variable)
+        final = {v: frame.versions[v] for v in assigned}
+        before = frame.copy()
+        before.unchecked = set(unchecked)
+        frame.unchecked |= unchecked & set(assigned)  # the new version may be the old one, unbound
+        for variable, version in previous.items():
+            if version is None:
+                before.versions.pop(variable, None)
+            else:
+                before.versions[variable] = version
+        self.inline_if_lines(statement, before, final, pad, lines)
+
+    def inline_if_lines(self, statement: cst.If, before: Frame, final: dict[str, str], pad: str, lines: list[str]) -> None:
+        self.check_reads(statement.test, before, pad, lines)
+        lines.append(f"{pad}if {syntax.code(self.rename(statement.test, before))}:")
+        self.inline_branch(statement.body.body, before.copy(), final, pad + "    ", lines)
+        if statement.orelse is not None:
+            lines.append(f"{pad}else:")
+            self.inline_branch(statement.orelse.body.body, before.copy(), final, pad + "    ", lines)
+        else:
+            copies = [(v, before.versions[v]) for v in final if v in before.versions and before.versions[v] != final[v]]
+            if copies:
+                lines.append(f"{pad}else:")
+                for variable, version in copies:
+                    lines.append(f"{pad}    {final[variable]} = {version}")
+
+    def inline_branch(self, statements, frame: Frame, final: dict[str, str], pad: str, lines: list[str]) -> None:
+        written: set[str] = set()
+        start = len(lines)
+        for statement in statements:
+            if isinstance(statement, cst.If):
+                inner_assigned = {t for targets, _ in assignments([statement]) for t in targets}
+                inner_final = {v: final[v] for v in inner_assigned}
+                self.inline_if_lines(statement, frame, inner_final, pad, lines)
+                for variable in inner_assigned:
+                    frame.versions[variable] = final[variable]
+                written |= inner_assigned
+                continue
+            small = statement.body[0]
+            self.check_reads(small.value if isinstance(small, (cst.Assign, cst.Expr)) else small, frame, pad, lines)
+            if isinstance(small, cst.Assign):
+                value = self.rename(small.value, frame)
+                target = small.targets[0].target
+                variables = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                if len(variables) == 1:
+                    self.guard_in_place(statement, variables[0], value, pad, lines)
+                for variable in variables:
+                    frame.versions[variable] = final[variable]
+                written |= set(variables)
+                names = [final[v] for v in variables]
+                lines.append(f"{pad}{target_list(names) if isinstance(target, cst.Tuple) else names[0]} = {syntax.code(value)}")
+            else:
+                lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
+        for variable, version in final.items():
+            if variable not in written and variable in frame.versions and frame.versions[variable] != version:
+                lines.append(f"{pad}{version} = {frame.versions[variable]}")
+        if len(lines) == start:
+            lines.append(f"{pad}pass")

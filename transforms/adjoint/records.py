@@ -1,0 +1,119 @@
+"""The backward records: what the backward of one forward statement needs, one type per kind of
+statement. The forward pass (forward.py) makes them; backward.py writes each one's backward for
+the Python tier. Records hold renamed operands (libcst atoms) and version names only, no code: a
+second tier (compiled, forward mode) renders the same records its own way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from cpsgrad.rules.registry import Rule
+from cpsgrad.transforms import syntax
+
+
+@dataclass
+class Record:
+    """A forward statement with a backward: its target version, the adjoints its active operands
+    accumulate into, where its forward lines are in the block's output, and the user's line."""
+
+    target: str | list[str] = ""
+    adjoints: dict[str, str] = field(default_factory=dict)  # active operand version -> adjoint
+    lines: range = range(0)  # the forward's lines in the block's output
+    origin: object = None  # the user's statement's SourceLocation (Lines: provenance)
+
+    def source(self, atom) -> str | None:
+        """The adjoint an operand accumulates into, or None when it is inactive or constant."""
+        return self.adjoints.get(atom.value) if isinstance(atom, cst.Name) else None
+
+
+@dataclass
+class Copy(Record):
+    """`y = x`."""
+
+    value: cst.BaseExpression | None = None
+
+
+@dataclass
+class Display(Record):
+    """`y = (a, b)` / `[a, b]`."""
+
+    elements: list = field(default_factory=list)
+
+
+@dataclass
+class DictDisplay(Record):
+    """`y = {k: a, ...}`: keys are not differentiable."""
+
+    values: list = field(default_factory=list)
+    keys: list = field(default_factory=list)
+
+
+@dataclass
+class Field(Record):
+    """`y = p.W`: a field of a NamedTuple or a dataclass instance."""
+
+    owner: cst.BaseExpression | None = None
+    name: str = ""
+
+
+@dataclass
+class Index(Record):
+    """`y = x[i]`, `x[i:j, k]`: `index` is the subscript's elements (cst.Index / cst.Slice)."""
+
+    container: cst.BaseExpression | None = None
+    index: list = field(default_factory=list)
+
+
+@dataclass
+class Unpack(Record):
+    """`a, b = t`: `target` is the list of the new versions."""
+
+    value: cst.BaseExpression | None = None
+
+
+@dataclass
+class RuleCall(Record):
+    """A primitive with a derivative rule: the rule and the call's atoms bound to its parameters."""
+
+    rule: Rule | None = None
+    bound: dict = field(default_factory=dict)
+
+
+@dataclass
+class Softmax(Record):
+    """A softmax written out (transforms/fusion.py), one backward: `target` is its output;
+    with `index`, the output is `log(probabilities[index])`."""
+
+    logits: cst.BaseExpression | None = None
+    axis: str = "None"
+    statements: list = field(default_factory=list)  # the fused statements' targets
+    probabilities: cst.BaseExpression | None = None
+    index: str | None = None
+
+
+@dataclass
+class Logsumexp(Record):
+    """`log(sum(exp(logits)))` written out (transforms/fusion.py), one backward."""
+
+    logits: cst.BaseExpression | None = None
+    exponentials: str = ""
+    total: str = ""
+    statements: list = field(default_factory=list)
+
+
+def index_node(record: Index) -> cst.BaseExpression:
+    """The index of an `Index` record as an expression: `i`, or `(slice(None, None, None), j)`."""
+    parts = [i.value if isinstance(i, cst.Index) else _slice_call(i) for i in record.index]
+    return parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(part) for part in parts])
+
+
+def index_code(record: Index) -> str:
+    return syntax.code(index_node(record))
+
+
+def _slice_call(index: cst.Slice) -> cst.Call:
+    bounds = (index.lower, index.upper, index.step)
+    return cst.Call(cst.Name("slice"), [cst.Arg(cst.Name("None") if bound is None else bound) for bound in bounds])

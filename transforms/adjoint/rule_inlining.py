@@ -1,0 +1,99 @@
+"""A rule's backward inlined: the template's kept steps (transforms/templates.py) renamed into the
+program, each accumulation through the Generator's `accumulate`; a user's rule checked."""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from cpsgrad.rules.registry import TEMPLATE_ADJOINT_SUFFIX, Rule
+from cpsgrad.transforms import naming, syntax, templates
+from cpsgrad.transforms.adjoint.frames import Renamer
+from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
+from cpsgrad.transforms.adjoint.records import RuleCall
+
+_MISSING = object()
+
+
+class RuleInlining:
+    """The Generator's inlining of rules (reads `namer`, `namespace`, `resolver`, `suffix`)."""
+
+    def inline_rule(self, record: RuleCall, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+        rule = record.rule
+        _, outputs, output_adjoints, _ = rule.parts
+        if len(outputs) == 1:
+            mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
+        else:  # `a_d, b_d = yield a, b`: the call returned a tuple, its adjoint has one part each
+            mapping = {}
+            for position, (name, adjoint) in enumerate(zip(outputs, output_adjoints, strict=True)):
+                mapping[name] = cst.Subscript(cst.Name(record.target), [cst.SubscriptElement(cst.Index(cst.Integer(str(position))))])
+                mapping[adjoint] = runtime_call("item", cst.Name(output), cst.Integer(str(position)))
+        checked = not rule.trusted  # a user's rule: its output adjoints materialized, its contributions checked
+        if checked:
+            label = syntax.code(cst.SimpleString(repr(rule.label)))
+        if checked and not self.holds_number(self.adjoint(record.target)):
+            values = [cst.Name(record.target)] if len(outputs) == 1 else [mapping[name] for name in outputs]
+            for adjoint, value in zip(output_adjoints, values, strict=True):
+                mapping[adjoint] = runtime_call("rule_adjoint", mapping[adjoint], value)
+        defaults = templates.defaults(rule)
+        accumulators: dict[str, str | None] = {}
+        for parameter in rule.signature.parameters:
+            atom = record.bound.get(parameter)
+            if atom is not None:
+                mapping[parameter] = templates.parenthesized(atom)
+            elif parameter in defaults:  # omitted at the call: the template's default stands in
+                mapping[parameter] = defaults[parameter]
+            accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
+        steps = templates.kept_steps(rule, {name for name, adjoint in accumulators.items() if adjoint is not None})
+        locals_ = {name: self.local_name(naming.backward_local(record.target, name)) for step in steps for name in step.names}
+        mapping.update({name: cst.Name(alias) for name, alias in locals_.items()})
+        mapping.update(self.template_globals(rule, set(mapping) | set(accumulators), steps))
+        renamer = Renamer(mapping)
+        # numbers in and a number out (not np.full(3, a)): no broadcasting happened to undo
+        numbers_only = self.holds_number(self.adjoint(record.target)) and all(self.is_number(a) for a in record.bound.values())
+        start = len(lines)
+        for step in steps:
+            value = templates.without_unbroadcast(step.value) if numbers_only else step.value
+            contribution = value.visit(renamer)
+            if step.names:  # a backward local, computed once for the accumulations below
+                lines.append(f"{pad}{syntax.code(step.target.visit(renamer))} = {syntax.code(contribution)}")
+                continue
+            if checked:
+                parameter = step.accumulator[: -len(TEMPLATE_ADJOINT_SUFFIX)]
+                like = syntax.code(mapping[parameter])
+                contribution = f"{RUNTIME}.rule_contribution({syntax.code(contribution)}, {like}, {label}, {parameter!r})"
+            self.accumulate(accumulators[step.accumulator], contribution, defined, pad, lines)
+        if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
+            lines.append(f"{pad}del {', '.join(locals_.values())}")
+        if checked and len(lines) > start:  # whatever the rule's backward raises names the rule
+            for position in range(start, len(lines)):  # in place: Lines keeps each line's origin
+                lines[position] = "    " + lines[position]
+            lines.insert(start, f"{pad}try:")
+            lines.append(f"{pad}except Exception as error:")
+            lines.append(f"{pad}    {RUNTIME}.rule_failed({label}, error)")
+
+    def local_name(self, base: str) -> str:
+        """A fresh name for a template's backward local, never one that reads as an adjoint."""
+        name = self.namer.fresh(base)
+        while name.endswith(self.suffix):
+            name = self.namer.numbered(base)
+        return name
+
+    def template_globals(self, rule: Rule, local: set[str], steps: list) -> dict[str, cst.BaseExpression]:
+        """Bind the module names a template's kept `steps` and defaults read into the namespace."""
+        aliases: dict[str, cst.BaseExpression] = {}
+        for name in templates.reads(rule, steps):
+            if name in local:
+                continue
+            value = rule.globals.get(name, getattr(builtins, name, _MISSING))
+            if value is _MISSING:
+                continue
+            alias = name
+            shadowed = name in self.namer.taken and self.resolver.lookup(name) is not value
+            if shadowed or self.namespace.get(name, value) is not value:
+                alias = naming.rule_global(name)
+                aliases[name] = cst.Name(alias)
+            self.namespace[alias] = value
+        return aliases
+

@@ -1,0 +1,96 @@
+"""A call of a user function as a block's tail: its dispatcher runs the callee's program with the
+rest of the block as the continuation, and the arguments' adjoints come back (loans: an argument's
+adjoint array is lent to the callee to add into)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from cpsgrad.transforms import naming, syntax
+from cpsgrad.transforms.adjoint.frames import Frame
+from cpsgrad.transforms.adjoint.output import RUNTIME
+from cpsgrad.transforms.cps import Call
+
+
+class UserCalls:
+    """The Generator's calls of user functions (reads `borrowers`, `free_adjoints`, `namer`)."""
+
+    def call(self, tail: Call, frame: Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
+        """A call of a user function: its dispatcher runs the callee's program with the rest of
+        this block as the continuation. An adapter closure (`call_1_k`, defined here: the versions
+        it captures are never reassigned) hands the callee the result's adjoint and packs this
+        program's other adjoints into the opaque result the callee passes back."""
+        pad = "    " * depth
+        value = self.rename(tail.statement.body[0].value, frame)
+        # the adjoints of the arguments, found before the result's new version hides them (h = f(h))
+        sources = [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []  # a closure's environment
+        sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
+        sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
+        # each argument's adjoint, once, with the argument it belongs to: lent to the callee (only
+        # arrays are ever lent, so not a number's: its adjoint is added back as a number)
+        lendable: dict[str, str] = {}
+        ordered = [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]
+        for argument in ordered:
+            adjoint = self.active_source(argument.value, frame)
+            if adjoint is not None and adjoint not in lendable and not self.holds_number(adjoint):
+                lendable[adjoint] = syntax.code(argument.value)
+        # every argument, repeats included: one passed twice is lent to neither parameter
+        every = ", ".join(syntax.code(a.value) for a in ordered) + ("," if len(ordered) == 1 else "")
+        extras: list[str] = []
+        if tail.continuation is None:  # the rest just returns the result
+            handed = self.k
+        else:
+            target = tail.continuation
+            version = self.new_version(frame, tail.target)
+            arguments = [syntax.code(self.rename(cst.Name(p), frame, passed=True)) for p in target.parameters]
+            results = [self.adjoint(frame.versions.get(p, p)) for p in target.parameters if self.is_active_variable(p)]
+            results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
+            extras = results[1:]
+            jump = f"{target.name}({', '.join(arguments)})"
+            # a parameter of this program passed on whose adjoint nothing after the call adds to:
+            # what its caller lent for it, not borrowed yet, is passed on to the callee, whose
+            # adjoint of it becomes this program's (received into it, never added)
+            passed_on = [lendable[e] for e in lendable if e in self.borrowers and e not in extras and lendable[e] == self.borrowers[e]]
+            if not extras and not passed_on and target.parameters == [tail.target]:
+                handed = target.name
+            else:
+                handed = naming.call_adapter(tail.label)
+                lines.append(f"{pad}def {handed}({version}):")
+                passing = [f"{pad}    {RUNTIME}.pass_on({parameter}, ({every}))" for parameter in passed_on]
+                if extras:
+                    lines.append(f"{pad}    {', '.join([self.out, *results])} = {jump}")
+                    lines.extend(passing)
+                    packed = [f"{RUNTIME}.lend({e}, {lendable[e]}, ({every}))" if e in lendable else e for e in extras]
+                    lines.append(f"{pad}    return ({', '.join([self.out, *packed])}), {results[0]}")
+                elif passing:
+                    returned = self.namer.fresh(naming.call_returned(tail.label))
+                    lines.append(f"{pad}    {returned} = {jump}")
+                    lines.extend(passing)
+                    lines.append(f"{pad}    return {returned}")
+                else:
+                    lines.append(f"{pad}    return {jump}")
+        # the callee returns its adjoints in the order of the call's differentiable arguments
+        # (positional, then keywords); one already defined is received apart, then added
+        received: list[str] = []
+        added: list[tuple[str, str]] = []
+        for adjoint in sources:
+            if adjoint is None:
+                continue
+            if adjoint in extras or adjoint in received:
+                part = self.namer.fresh(naming.call_part(tail.label, adjoint))
+                added.append((adjoint, part))
+                received.append(part)
+            else:
+                received.append(adjoint)
+        head = f"({', '.join([self.out, *extras])})" if extras else self.out
+        passed = [syntax.code(a.value) if a.keyword is None else f"{a.keyword.value}={syntax.code(a.value)}" for a in value.args]
+        call = ", ".join([syntax.code(value.func), handed, *passed])
+        lines.append(f"{pad}{', '.join([head, *received])} = {naming.call_site(tail.label)}({call})")
+        parts = {part for _, part in added}
+        defined = {name: name for name in [*extras, *received] if name not in parts}
+        for adjoint, part in added:
+            if adjoint in extras and adjoint in lendable:  # lent in the adapter: the loan ends here
+                lines.append(f"{pad}{adjoint} = {RUNTIME}.merge({adjoint}, {part}, {lendable.pop(adjoint)})")
+            else:
+                self.accumulate(adjoint, part, defined, pad, lines)
+        return defined, True
