@@ -32,7 +32,11 @@ def assignments(statements) -> list[tuple[list[str] | tuple[str, ...], cst.BaseE
                 if isinstance(small, cst.Assign):
                     target = small.targets[0].target
                     # unpacking targets are a tuple (even `a, = t`), a plain target a list of one
-                    names = tuple(e.value.value for e in target.elements) if isinstance(target, cst.Tuple) else [target.value]
+                    names = (
+                        tuple(e.value.value for e in target.elements)
+                        if isinstance(target, cst.Tuple)
+                        else [target.value]
+                    )
                     found.append((names, small.value))
     return found
 

@@ -47,7 +47,23 @@ from cpsgrad.transforms.source import FunctionSource
 
 _COMPREHENSION_CODES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_MUTATORS = frozenset({"append", "pop", "extend", "insert", "remove", "clear", "update", "setdefault", "sort", "reverse", "add", "discard", "popitem"})
+_MUTATORS = frozenset(
+    {
+        "append",
+        "pop",
+        "extend",
+        "insert",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+        "sort",
+        "reverse",
+        "add",
+        "discard",
+        "popitem",
+    }
+)
 _CONSUMERS = frozenset({"map", "filter", "sorted", "min", "max", "reduce", "sum", "any", "all", "list", "tuple"})
 NESTED = (cst.FunctionDef, cst.Lambda)
 
@@ -148,10 +164,14 @@ def _match_codes(read: FunctionSource, nodes: list[cst.CSTNode]) -> dict[int, ty
     for node in sorted(nodes, key=lambda n: _body_position(read, n)):
         location = read.location(node)
         name = "<lambda>" if isinstance(node, cst.Lambda) else node.name.value
-        parameters = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params))
+        parameters = tuple(
+            p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+        )
         candidates = by_key.get((name, location.line, parameters)) if location is not None else None
         if not candidates:
-            raise UnsupportedError(location, "nested function", "cpsgrad cannot find its compiled code; define it at module level")
+            raise UnsupportedError(
+                location, "nested function", "cpsgrad cannot find its compiled code; define it at module level"
+            )
         matched[id(node)] = candidates.pop(0)
     return matched
 
@@ -184,7 +204,9 @@ def _own_name(node: cst.CSTNode, enclosing: cst.FunctionDef) -> str | None:
     return found[0] if found else None
 
 
-def _definition(read: FunctionSource, node: cst.CSTNode, code: types.CodeType, own: str | None, label: str) -> Definition:
+def _definition(
+    read: FunctionSource, node: cst.CSTNode, code: types.CodeType, own: str | None, label: str
+) -> Definition:
     if isinstance(node, cst.Lambda):
         body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(node.body)])])
         definition = cst.FunctionDef(cst.Name(label), node.params, body)  # its program: lambda_1__program
@@ -198,7 +220,9 @@ def _definition(read: FunctionSource, node: cst.CSTNode, code: types.CodeType, o
     positional = [p for p in (*params.posonly_params, *params.params) if p.default is not None]
     keyword = [p.name.value for p in params.kwonly_params if p.default is not None]
     qualname = f"{read.function.__qualname__}.<locals>.{name}"
-    nested = FunctionSource(read.function, read.filename, read.first_line, read.indent, definition, read.positions, captured=freevars)
+    nested = FunctionSource(
+        read.function, read.filename, read.first_line, read.indent, definition, read.positions, captured=freevars
+    )
     return Definition(
         code=code,
         globals=read.function.__globals__,
@@ -239,7 +263,15 @@ def _partial(call: cst.Call) -> cst.Call:
 
     names = tuple_of([cst.SimpleString(repr(a.keyword.value)) for a in keywords])
     callee = cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("make_partial"))
-    return cst.Call(callee, [cst.Arg(function), cst.Arg(tuple_of(arguments)), cst.Arg(names), cst.Arg(tuple_of([a.value for a in keywords]))])
+    return cst.Call(
+        callee,
+        [
+            cst.Arg(function),
+            cst.Arg(tuple_of(arguments)),
+            cst.Arg(names),
+            cst.Arg(tuple_of([a.value for a in keywords])),
+        ],
+    )
 
 
 def _defaults(node: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -331,7 +363,11 @@ class _Bindings(cst.CSTVisitor):
             while clause is not None:  # the element and every clause run once per iteration
                 self.bind(clause.target, scoped=True)
                 clause = clause.inner_for_in
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+        ):
             if node.func.attr.value in _MUTATORS:
                 self.bound[node.func.value.value].append((self.offset(node), tuple(map(id, self.loops)), False))
         if isinstance(node, NESTED) and self.stack[:-1]:
@@ -347,7 +383,9 @@ class _Bindings(cst.CSTVisitor):
         self.stack.pop()
 
 
-def _check_late_binding(read: FunctionSource, node: cst.CSTNode, definition: Definition, own: str | None, bindings: _Bindings) -> None:
+def _check_late_binding(
+    read: FunctionSource, node: cst.CSTNode, definition: Definition, own: str | None, bindings: _Bindings
+) -> None:
     position = read.positions.get(node)
     if position is None:
         return

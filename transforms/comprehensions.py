@@ -72,7 +72,9 @@ def comprehension(normalizer: _Normalizer, node: cst.BaseExpression, out: list) 
     """The statements computing a comprehension's value, into `out`; returns the atom holding it."""
     clauses, renamed = _clauses(normalizer, node)
     if isinstance(node, cst.DictComp):
-        return build(normalizer, "dict", clauses, [substitute(node.key, renamed), substitute(node.value, renamed)], node, out)
+        return build(
+            normalizer, "dict", clauses, [substitute(node.key, renamed), substitute(node.value, renamed)], node, out
+        )
     kind = "set" if isinstance(node, cst.SetComp) else "list"
     return build(normalizer, kind, clauses, [substitute(node.elt, renamed)], node, out)
 
@@ -85,7 +87,9 @@ def _clauses(normalizer: _Normalizer, node: cst.BaseExpression) -> tuple[list[_C
     first = True
     while clause is not None:
         if clause.asynchronous is not None:
-            normalizer.reject(clause, "async comprehension", "asynchronous iteration cannot be differentiated; use a plain for clause")
+            normalizer.reject(
+                clause, "async comprehension", "asynchronous iteration cannot be differentiated; use a plain for clause"
+            )
         iterable = clause.iter if first else substitute(clause.iter, renamed)
         for name in _target_names(normalizer, clause.target):
             renamed[name] = _fresh(normalizer, name)
@@ -96,7 +100,15 @@ def _clauses(normalizer: _Normalizer, node: cst.BaseExpression) -> tuple[list[_C
     return clauses, renamed
 
 
-def build(normalizer: _Normalizer, kind: str, clauses: Sequence[_Clause], element: list, origin: cst.CSTNode, out: list, base: str = RESULT) -> cst.BaseExpression:
+def build(
+    normalizer: _Normalizer,
+    kind: str,
+    clauses: Sequence[_Clause],
+    element: list,
+    origin: cst.CSTNode,
+    out: list,
+    base: str = RESULT,
+) -> cst.BaseExpression:
     """`result = []; for ...: if ...: result = appended(result, element)` (or `{}` and
     `inserted(result, key, value)` for a dict), normalized into `out`; the atom of the value."""
     result = _fresh(normalizer, base)
@@ -127,17 +139,29 @@ def higher_order_call(normalizer: _Normalizer, node: cst.Call, out: list) -> cst
         return _map(normalizer, node, positional, out)
     if normalizer.is_builtin(callee, "filter") and len(positional) == 2 and not keywords:
         return _filter(normalizer, node, positional, out)
-    if normalizer.is_builtin(callee, "next") and 1 <= len(positional) <= 2 and not keywords and isinstance(positional[0], cst.GeneratorExp):
+    if (
+        normalizer.is_builtin(callee, "next")
+        and 1 <= len(positional) <= 2
+        and not keywords
+        and isinstance(positional[0], cst.GeneratorExp)
+    ):
         return _next(normalizer, node, positional, out)
     if 2 <= len(positional) <= 3 and not keywords and _is_reduce(normalizer, callee):
         return _reduce(normalizer, node, positional, out)
     extremum = normalizer.is_builtin(callee, "max") or normalizer.is_builtin(callee, "min")
     if extremum and len(positional) >= 2 and [a.keyword.value for a in keywords] == ["key"]:
-        packed = normalizer.temporary_value(cst.Tuple([cst.Element(normalizer.atom(v, out)) for v in positional]), out, node)
+        packed = normalizer.temporary_value(
+            cst.Tuple([cst.Element(normalizer.atom(v, out)) for v in positional]), out, node
+        )
         key = normalizer.atom(keywords[0].value, out)
         return cst.Call(syntax.strip_parentheses(callee), [cst.Arg(packed), cst.Arg(key, keyword=cst.Name("key"))])
     ordering = extremum or normalizer.is_builtin(callee, "sorted")
-    if ordering and len(positional) == 1 and isinstance(positional[0], cst.Call) and not _builds_sequence(normalizer, positional[0]):
+    if (
+        ordering
+        and len(positional) == 1
+        and isinstance(positional[0], cst.Call)
+        and not _builds_sequence(normalizer, positional[0])
+    ):
         # sorted(zip(...)), max(d.items(), key=...): the rule reads the items again in the
         # backward pass, which an iterator or a dict view cannot give; a snapshot can
         snapshot = cst.Call(_runtime("as_sequence"), [cst.Arg(positional[0])])
@@ -174,7 +198,9 @@ def _filter(normalizer: _Normalizer, node: cst.Call, positional: list, out: list
     function = None if none else normalizer.atom(predicate, out)
     item = _fresh(normalizer, ITEM)
     condition = cst.Name(item) if function is None else cst.Call(function, [cst.Arg(cst.Name(item))])
-    return build(normalizer, "list", [_Clause(cst.Name(item), positional[1], [condition])], [cst.Name(item)], node, out, FILTERED)
+    return build(
+        normalizer, "list", [_Clause(cst.Name(item), positional[1], [condition])], [cst.Name(item)], node, out, FILTERED
+    )
 
 
 def _next(normalizer: _Normalizer, node: cst.Call, positional: list, out: list) -> cst.BaseExpression:
@@ -202,7 +228,11 @@ def _next(normalizer: _Normalizer, node: cst.Call, positional: list, out: list) 
     normalizer.emit(out, syntax.assign(result, start), node)
     normalizer.emit(out, syntax.assign(found, cst.Name("False")), node)
     stop = cst.SimpleStatementLine([cst.Break()])
-    body: list = [syntax.assign(result, substitute(generator.elt, renamed)), syntax.assign(found, cst.Name("True")), stop]
+    body: list = [
+        syntax.assign(result, substitute(generator.elt, renamed)),
+        syntax.assign(found, cst.Name("True")),
+        stop,
+    ]
     for depth, clause in enumerate(reversed(clauses)):
         for condition in reversed(clause.conditions):
             body = [syntax.if_statement(condition, body)]
@@ -245,7 +275,9 @@ def _reduce(normalizer: _Normalizer, node: cst.Call, positional: list, out: list
         error = cst.Call(normalizer.builtin("TypeError"), [cst.Arg(cst.SimpleString(repr(_EMPTY_REDUCE)))])
         statements.append(syntax.if_statement(syntax.negate(length), [cst.SimpleStatementLine([cst.Raise(error)])]))
         statements.append(syntax.assign(reduced, _element(items, cst.Integer("0"))))
-        fold = syntax.assign(reduced, cst.Call(function, [cst.Arg(cst.Name(reduced)), cst.Arg(_element(items, cst.Name(index)))]))
+        fold = syntax.assign(
+            reduced, cst.Call(function, [cst.Arg(cst.Name(reduced)), cst.Arg(_element(items, cst.Name(index)))])
+        )
         indices = cst.Call(normalizer.builtin("range"), [cst.Arg(cst.Integer("1")), cst.Arg(length)])
         statements.append(cst.For(cst.Name(index), indices, syntax.indented([fold])))
     _normalize_into(normalizer, statements, node, out)
@@ -254,7 +286,11 @@ def _reduce(normalizer: _Normalizer, node: cst.Call, positional: list, out: list
 
 def _evaluated(normalizer: _Normalizer, iterable: cst.BaseExpression, out: list) -> cst.BaseExpression:
     """`iterable` evaluated now: an atom, or `range(atoms)` (so the loop over it counts with an int)."""
-    if isinstance(iterable, cst.Call) and normalizer.is_builtin(iterable.func, "range") and not any(a.keyword or a.star for a in iterable.args):
+    if (
+        isinstance(iterable, cst.Call)
+        and normalizer.is_builtin(iterable.func, "range")
+        and not any(a.keyword or a.star for a in iterable.args)
+    ):
         return cst.Call(iterable.func, [cst.Arg(normalizer.atom(a.value, out)) for a in iterable.args])
     return normalizer.atom(iterable, out)
 
@@ -277,7 +313,10 @@ def substitute(node: cst.CSTNode, renamed: dict[str, str]) -> cst.CSTNode:
         params = node.params
         inner = {k: v for k, v in renamed.items() if k not in names_in(params)}
         defaults = {
-            field: [_replace(p, default=substitute(p.default, renamed)) if p.default is not None else p for p in getattr(params, field)]
+            field: [
+                _replace(p, default=substitute(p.default, renamed)) if p.default is not None else p
+                for p in getattr(params, field)
+            ]
             for field in ("posonly_params", "params", "kwonly_params")
         }
         return _replace(node, params=_replace(params, **defaults), body=substitute(node.body, inner))

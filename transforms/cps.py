@@ -215,7 +215,9 @@ class _Converter:
 
     def inline(self, statement: cst.If) -> bool:
         """An if on an inactive test whose branches assign only inactive names and never jump."""
-        if syntax.variables_read(statement.test) and any(n in self.active for n in syntax.variables_read(statement.test)):
+        if syntax.variables_read(statement.test) and any(
+            n in self.active for n in syntax.variables_read(statement.test)
+        ):
             return False
         branches = [statement.body.body] + ([statement.orelse.body.body] if statement.orelse else [])
         for branch in branches:
@@ -262,7 +264,13 @@ class _Converter:
         elif rest and _falls_through(then) and _falls_through(orelse):
             self.joins += 1
             join = self.continuation(naming.join(self.joins), join_live, "join")
-            inner = _Context(Jump(join), set(join.parameters) | set(self.invariants), context.exits, context.break_to, context.continue_to)
+            inner = _Context(
+                Jump(join),
+                set(join.parameters) | set(self.invariants),
+                context.exits,
+                context.break_to,
+                context.continue_to,
+            )
         elif rest:
             then = then + rest if _falls_through(then) else then
             orelse = orelse + rest if _falls_through(orelse) else orelse
@@ -283,7 +291,9 @@ class _Converter:
         elif rest:
             exit_continuation = self.continuation(naming.loop_exit(label), after_live, "exit")
             exit_to = Jump(exit_continuation)
-        loop_context = _Context(Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head))
+        loop_context = _Context(
+            Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head)
+        )
         head.body = self.block(list(statement.body.body), loop_context)
         if exit_continuation is not None:
             exit_continuation.body = self.block(rest, context)
@@ -304,13 +314,20 @@ class _Converter:
         target = statement.body[0].targets[0].target.value
         label = self.call_label()
         live = self.liveness.block(rest, context.after_live, context.exits)
-        continuation = Continuation(naming.call_continuation(label), [target, *(p for p in self.parameters(live) if p != target)], kind="call")
+        continuation = Continuation(
+            naming.call_continuation(label), [target, *(p for p in self.parameters(live) if p != target)], kind="call"
+        )
         self.continuations.append(continuation)
         tail = Call(statement, target, continuation, label)
         self.calls.append(tail)
         continuation.body = self.block(rest, context)
         returned = continuation.body.tail
-        if not continuation.body.statements and isinstance(returned, Return) and isinstance(returned.value, cst.Name) and returned.value.value == target:
+        if (
+            not continuation.body.statements
+            and isinstance(returned, Return)
+            and isinstance(returned.value, cst.Name)
+            and returned.value.value == target
+        ):
             self.continuations.remove(continuation)  # the rest only returns the result: hand over k
             tail.continuation = None
         return tail
@@ -332,8 +349,20 @@ def convert(normalized: Normalized, active: set[str], namer: Namer, user_calls: 
     converter = _Converter(normalized, active, namer, user_calls)
     continuation_name = namer.fresh(naming.CONTINUATION)
     function = Continuation(normalized.definition.name.value, list(normalized.parameters), kind="function")
-    function.body = converter.block(list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set()))
-    return Program(normalized, function, converter.continuations, converter.invariants, active, converter.order, continuation_name, namer, converter.calls)
+    function.body = converter.block(
+        list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set())
+    )
+    return Program(
+        normalized,
+        function,
+        converter.continuations,
+        converter.invariants,
+        active,
+        converter.order,
+        continuation_name,
+        namer,
+        converter.calls,
+    )
 
 
 def maybe_unbound(program: Program) -> dict[str, set[str]]:
@@ -397,7 +426,9 @@ def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set
     if isinstance(tail, Call):  # the call, then the rest of the block as its continuation
         lines.append(pad + syntax.code(tail.statement).strip())
         bound.add(tail.target)
-        tail = Jump(tail.continuation) if tail.continuation is not None else Return(cst.Name(tail.target), tail.statement)
+        tail = (
+            Jump(tail.continuation) if tail.continuation is not None else Return(cst.Name(tail.target), tail.statement)
+        )
     if isinstance(tail, Jump):
         arguments = [p if p in bound else f"cpsgrad_runtime.unbound({p!r})" for p in tail.target.parameters]
         lines.append(f"{pad}return {tail.target.name}({', '.join(arguments)})")

@@ -39,7 +39,9 @@ def in_order(normalizer: _Normalizer, parts: list, out: list) -> list:
         later = out[ends[i]:]
         if later and read_live(normalizer, values[i]) and may_go_first(normalizer, later, values[i]):
             copy: list = []
-            values[i] = normalizer.temporary_value(values[i], copy, normalizer.statements[-1] if normalizer.statements else values[i])
+            values[i] = normalizer.temporary_value(
+                values[i], copy, normalizer.statements[-1] if normalizer.statements else values[i]
+            )
             out[ends[i]:ends[i]] = copy
     return values
 
@@ -67,7 +69,8 @@ def may_go_first(normalizer: _Normalizer, statements: list, value: cst.BaseExpre
     if unbound(resolver, syntax.dotted_name(value)):
         return True
     return any(
-        isinstance(node, cst.Call) and not _opaque(resolver.resolve(node.func) if syntax.dotted_name(node.func) is not None else None)
+        isinstance(node, cst.Call)
+        and not _opaque(resolver.resolve(node.func) if syntax.dotted_name(node.func) is not None else None)
         for statement in statements
         for node in walk.nodes(statement)
     )
@@ -80,8 +83,11 @@ def _opaque(callee) -> bool:
         return False
     if callee in registry.TABLE:
         return True
-    return isinstance(callee, (types.BuiltinFunctionType, types.BuiltinMethodType)) or type(callee).__name__ == "ufunc" or (
-        isinstance(callee, type) and callee.__module__ == "builtins")
+    return (
+        isinstance(callee, (types.BuiltinFunctionType, types.BuiltinMethodType))
+        or type(callee).__name__ == "ufunc"
+        or (isinstance(callee, type) and callee.__module__ == "builtins")
+    )
 
 
 def unbound(resolver: Resolver, dotted: str) -> bool:

@@ -13,12 +13,21 @@ from cpsgrad.transforms.source import FunctionSource
 # node type -> (construct name, what to do instead)
 _REJECTED: dict[type, tuple[str, str]] = {
     cst.Try: ("try statement", "exceptions cannot be differentiated through; check the condition with if instead"),
-    cst.TryStar: ("try/except* statement", "exceptions cannot be differentiated through; check the condition with if instead"),
+    cst.TryStar: (
+        "try/except* statement",
+        "exceptions cannot be differentiated through; check the condition with if instead",
+    ),
     cst.With: ("with statement", "move the context manager outside the differentiated function"),
     cst.Yield: ("yield", "generators cannot be differentiated; build and return a value instead"),
     cst.Await: ("await", "coroutines cannot be differentiated; write synchronous code"),
-    cst.Global: ("global statement", "global writes are not differentiable; pass the value as an argument and return the new one"),
-    cst.Nonlocal: ("nonlocal statement", "nonlocal writes are not differentiable; pass the value as an argument and return the new one"),
+    cst.Global: (
+        "global statement",
+        "global writes are not differentiable; pass the value as an argument and return the new one",
+    ),
+    cst.Nonlocal: (
+        "nonlocal statement",
+        "nonlocal writes are not differentiable; pass the value as an argument and return the new one",
+    ),
     cst.Del: ("del statement", "remove the del; names go out of scope when the function returns"),
     cst.ClassDef: ("class definition", "define the class at module level"),
     cst.Import: ("import statement", "import at module level"),
@@ -56,7 +65,11 @@ class Fence(cst.CSTVisitor):
         if node.asynchronous is not None:
             self.reject(node, "nested async def", "coroutines cannot be differentiated; write a plain def")
         if node.decorators:
-            self.reject(node.decorators[0], "decorator on a nested def", "apply the decorator by a call after the def (g = decorator(g))")
+            self.reject(
+                node.decorators[0],
+                "decorator on a nested def",
+                "apply the decorator by a call after the def (g = decorator(g))",
+            )
         self._check_parameters(node.params)
         for default in _defaults(node.params):
             default.visit(self)
@@ -107,7 +120,11 @@ class Fence(cst.CSTVisitor):
                 "(np.where, np.concatenate, np.stack, or a new tuple or list)",
             )
         elif isinstance(target, cst.Attribute):
-            self.reject(target, "assignment to an attribute", "attribute writes are not supported yet; return the new value instead")
+            self.reject(
+                target,
+                "assignment to an attribute",
+                "attribute writes are not supported yet; return the new value instead",
+            )
         elif not isinstance(target, cst.Name):
             self.reject(target, "assignment target", "assign to a plain name")
 

@@ -166,7 +166,11 @@ def _unshifted(shifted: cst.Name, by_target: dict, axis: tuple, private, members
         return None
     logits, shift = subtract.bound.get("x"), _name(subtract.bound.get("y"))
     extremum = by_target.get(shift)
-    if not isinstance(logits, cst.Name) or not _is(extremum, _EXTREMUM) or _name(extremum.bound.get("a")) != logits.value:
+    if (
+        not isinstance(logits, cst.Name)
+        or not _is(extremum, _EXTREMUM)
+        or _name(extremum.bound.get("a")) != logits.value
+    ):
         return None
     shift_axis = _reduced_axes(extremum)
     if shift_axis is None or (shift_axis != _EVERYTHING and shift_axis != axis):

@@ -6,9 +6,9 @@ array, a numpy scalar, an object). The analysis is flow-insensitive and conserva
 a number when every assignment to it computes one from numbers (arithmetic, `math` functions,
 `float`, `len`, ...). Globals and free variables are read live, so they are not numbers by
 their nature; a module global that holds a number when a top-level program is transformed is
-taken for one, and the program is transformed again if it stops holding one. Rules written for arrays call `cpsgrad_runtime.unbroadcast`; where every operand of
-an operation is a number the adjoint pass drops those calls, so scalar code runs as fast as if
-arrays did not exist.
+taken for one, and the program is transformed again if it stops holding one. Rules written for
+arrays call `cpsgrad_runtime.unbroadcast`; where every operand of an operation is a number the
+adjoint pass drops those calls, so scalar code runs as fast as if arrays did not exist.
 """
 
 from __future__ import annotations
@@ -24,13 +24,17 @@ from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.resolve import Resolver
 
 _MATH_FUNCTIONS = frozenset(id(v) for v in vars(math).values() if callable(v))
-_NUMBER_BUILTINS = frozenset(id(f) for f in (float, int, bool, len, round, math.floor, math.ceil, math.trunc, runtime.zip_length))
+_NUMBER_BUILTINS = frozenset(
+    id(f) for f in (float, int, bool, len, round, math.floor, math.ceil, math.trunc, runtime.zip_length)
+)
 _ELEMENTWISE_BUILTINS = frozenset(id(f) for f in (abs, pow, divmod))  # numbers in, numbers out
 _REDUCING_BUILTINS = frozenset(id(f) for f in (max, min, sum))  # a sequence of numbers in, a number out
 _SEQUENCE_BUILDERS = frozenset(id(f) for f in (tuple, list, sorted, runtime.as_sequence))  # numbers stay numbers
 
 
-def number_variables(definition: cst.FunctionDef, parameters: dict[str, str], resolver: Resolver) -> tuple[set[str], set[str]]:
+def number_variables(
+    definition: cst.FunctionDef, parameters: dict[str, str], resolver: Resolver
+) -> tuple[set[str], set[str]]:
     """(variables always holding a number, variables always holding a tuple or list of numbers)."""
     found = assignments(definition.body.body)
     assigned = {name for targets, _ in found for name in targets}

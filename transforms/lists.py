@@ -110,7 +110,9 @@ class _Uses(cst.CSTVisitor):
             return
         if isinstance(parent, cst.Subscript) and parent.value is node:
             return
-        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.UnaryOperation, cst.Expr)):
+        if isinstance(
+            parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.UnaryOperation, cst.Expr)
+        ):
             return
         if isinstance(parent, (cst.If, cst.While)) or (isinstance(parent, cst.IfExp) and parent.test is node):
             return

@@ -52,7 +52,9 @@ class Normalized:
     origins: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(core statement) -> user node
     loop_labels: dict[int, str] = field(default_factory=dict)  # id(core while) -> "while_1", "for_2", ...
     definitions: dict = field(default_factory=dict)  # def_g, lambda_1, ... -> runtime.closures.Definition
-    superseded: list = field(default_factory=list)  # earlier definitions a later pass rewrote (kept: origins are keyed by id)
+    superseded: list = field(
+        default_factory=list
+    )  # earlier definitions a later pass rewrote (kept: origins are keyed by id)
     # the names this pass's choices depend on (`reduce` is functools.reduce, `map` the builtin,
     # ...), resolved as Resolver.bindings: the program holds while each names the same object
     bindings: dict = field(default_factory=dict)
@@ -84,7 +86,10 @@ class _Normalizer:
         self.globals = source.function.__globals__
         self.reassigned = _assigned_names(source.definition)
         params = source.definition.params
-        parameters = {*source.captured, *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))}
+        parameters = {
+            *source.captured,
+            *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)),
+        }
         self.locals = self.reassigned | parameters
         # the locals assigned (in source order) before the statement being normalized: a local
         # read before its first assignment may be unbound, and is copied where it is read
@@ -98,7 +103,10 @@ class _Normalizer:
     def run(self) -> Normalized:
         definition = self.source.definition
         params = definition.params
-        parameters = [*self.source.captured, *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))]
+        parameters = [
+            *self.source.captured,
+            *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)),
+        ]
         body = self.block(definition.body.body)
         if not body:  # `def f(x): pass`: the function returns None (cps needs a statement)
             self.emit(body, cst.SimpleStatementLine([cst.Return(cst.Name("None"))]), definition)
@@ -160,7 +168,11 @@ class _Normalizer:
             value = cst.BinaryOperation(node.target, operator, node.value)
             self.assignment([node.target], value, out, node)
         elif isinstance(node, cst.Expr):
-            if isinstance(node.value, cst.Name) and node.value.value not in self.locals or isinstance(node.value, cst.Attribute):
+            if (
+                isinstance(node.value, cst.Name)
+                and node.value.value not in self.locals
+                or isinstance(node.value, cst.Attribute)
+            ):
                 # a bare global, builtin or attribute read does nothing but may raise
                 # (NameError, AttributeError): it is kept, read for its effect
                 self.emit(out, cst.SimpleStatementLine([cst.Expr(node.value)]), node)
@@ -229,7 +241,9 @@ class _Normalizer:
         self.loop_labels[id(loop)] = label
         self.emit(out, loop, origin)
 
-    def exit_test(self, condition: cst.BaseExpression, orelse, body: list, origin: cst.CSTNode, label: str, out: list) -> list:
+    def exit_test(
+        self, condition: cst.BaseExpression, orelse, body: list, origin: cst.CSTNode, label: str, out: list
+    ) -> list:
         """`if not condition: <orelse>; break` at the head of a loop body; returns what must follow
         the loop. An `else` that itself breaks or continues (the enclosing loop) runs after the
         loop instead, behind a flag, so its jumps leave the right loop."""
@@ -279,21 +293,32 @@ class _Normalizer:
             if strict:  # zip(..., strict=flag): unequal lengths raise ValueError, checked up front
                 flag = self.atom(strict[0].value, out)
                 check = cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("zip_length"))
-                count = self.temporary_value(cst.Call(check, [cst.Arg(flag), *[cst.Arg(n) for n in lengths]]), out, node)
+                count = self.temporary_value(
+                    cst.Call(check, [cst.Arg(flag), *[cst.Arg(n) for n in lengths]]), out, node
+                )
             elif len(lengths) == 1:
                 count = lengths[0]
             else:
                 count = self.temporary_value(cst.Call(self.builtin("min"), [cst.Arg(n) for n in lengths]), out, node)
-            items = [self.temporary_value(cst.Subscript(s, [cst.SubscriptElement(cst.Index(index_atom))]), head, node) for s in sequences]
+            items = [
+                self.temporary_value(cst.Subscript(s, [cst.SubscriptElement(cst.Index(index_atom))]), head, node)
+                for s in sequences
+            ]
             self.bind_target(node.target, items, head, node)
-        elif isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "enumerate") and 1 <= len(iterable.args) <= 2:
+        elif (
+            isinstance(iterable, cst.Call)
+            and self.is_builtin(iterable.func, "enumerate")
+            and 1 <= len(iterable.args) <= 2
+        ):
             sequence = self.sequence(iterable.args[0].value, naming.loop_state(label, "items"), out, node)
             count = self.temporary_value(cst.Call(self.builtin("len"), [cst.Arg(sequence)]), body, node)
             position: cst.BaseExpression = index_atom
             if len(iterable.args) == 2:
                 start = self.atom(iterable.args[1].value, out)
                 position = self.temporary_value(cst.BinaryOperation(index_atom, cst.Add(), start), head, node)
-            item = self.temporary_value(cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))]), head, node)
+            item = self.temporary_value(
+                cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))]), head, node
+            )
             self.bind_target(node.target, [position, item], head, node)
         else:
             sequence = self.sequence(iterable, naming.loop_state(label, "items"), out, node)
@@ -301,7 +326,9 @@ class _Normalizer:
             item = cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(index_atom))])
             self.assignment([node.target], item, head, node)
         self.emit(out, syntax.assign(index, cst.Integer("0")), node)
-        more = self.temporary_value(cst.Comparison(index_atom, [cst.ComparisonTarget(cst.LessThan(), count)]), body, node)
+        more = self.temporary_value(
+            cst.Comparison(index_atom, [cst.ComparisonTarget(cst.LessThan(), count)]), body, node
+        )
         after = self.exit_test(more, node.orelse, body, node, label, out)
         body.extend(head)
         self.emit(body, syntax.assign(index, cst.BinaryOperation(index_atom, cst.Add(), cst.Integer("1"))), node)
@@ -328,16 +355,26 @@ class _Normalizer:
     def range_loop(self, node: cst.For, label: str, sign: int, out: list) -> None:
         """`for i in range(...)` with a constant step: count with an int, no indexing."""
         atoms = [self.atom(a.value, out) for a in node.iter.args]
-        start, stop, step = (cst.Integer("0"), atoms[0], cst.Integer("1")) if len(atoms) == 1 else (atoms[0], atoms[1], atoms[2] if len(atoms) == 3 else cst.Integer("1"))
+        start, stop, step = (
+            (cst.Integer("0"), atoms[0], cst.Integer("1"))
+            if len(atoms) == 1
+            else (atoms[0], atoms[1], atoms[2] if len(atoms) == 3 else cst.Integer("1"))
+        )
         if not all(isinstance(a, cst.Integer) for a in atoms):  # let range() reject floats as Python would
-            self.emit(out, cst.SimpleStatementLine([cst.Expr(cst.Call(self.builtin("range"), [cst.Arg(a) for a in atoms]))]), node)
+            self.emit(
+                out,
+                cst.SimpleStatementLine([cst.Expr(cst.Call(self.builtin("range"), [cst.Arg(a) for a in atoms]))]),
+                node,
+            )
         if isinstance(stop, cst.Name) and stop.value in self.reassigned:  # range() saw its value once
             stop = self.temporary_value(stop, out, node)
         following = self.namer.fresh(naming.loop_state(label, "next"))
         self.emit(out, syntax.assign(following, start), node)
         body: list = []
         operator = cst.LessThan() if sign > 0 else cst.GreaterThan()
-        more = self.temporary_value(cst.Comparison(cst.Name(following), [cst.ComparisonTarget(operator, stop)]), body, node)
+        more = self.temporary_value(
+            cst.Comparison(cst.Name(following), [cst.ComparisonTarget(operator, stop)]), body, node
+        )
         after = self.exit_test(more, node.orelse, body, node, label, out)
         self.assignment([node.target], cst.Name(following), body, node)
         self.emit(body, syntax.assign(following, cst.BinaryOperation(cst.Name(following), cst.Add(), step)), node)
@@ -347,7 +384,9 @@ class _Normalizer:
 
     def sequence(self, iterable: cst.BaseExpression, base: str, out: list, origin: cst.CSTNode) -> cst.Name:
         """Bind an indexable snapshot of `iterable` (ranges, lists and tuples are kept as they are)."""
-        indexable = isinstance(iterable, (cst.List, cst.Tuple)) or (isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "range"))
+        indexable = isinstance(iterable, (cst.List, cst.Tuple)) or (
+            isinstance(iterable, cst.Call) and self.is_builtin(iterable.func, "range")
+        )
         value = self.simple(iterable, out) if indexable else self.atom(iterable, out)
         items = self.namer.fresh(base)
         call = cst.Call(cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("as_sequence")), [cst.Arg(value)])
@@ -373,10 +412,17 @@ class _Normalizer:
             self.emit(out, syntax.assign(target.value, self.simple(value, out)), origin)
             return
         names = target.elements
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        if (
+            isinstance(value, (cst.Tuple, cst.List))
+            and len(value.elements) == len(names)
+            and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+        ):
             # parallel assignment: evaluate every right-hand side before binding any name
             atoms = [self.atom(e.value, out) for e in value.elements]
-            atoms = [self.temporary_value(a, out, origin) if isinstance(a, cst.Name) and _binds(target, a.value) else a for a in atoms]
+            atoms = [
+                self.temporary_value(a, out, origin) if isinstance(a, cst.Name) and _binds(target, a.value) else a
+                for a in atoms
+            ]
             for element, atom in zip(names, atoms, strict=True):
                 self.assignment([element.value], atom, out, origin)
             return
@@ -440,7 +486,9 @@ class _Normalizer:
         if isinstance(node, cst.BinaryOperation):
             left, right = self.in_order([self.operand(node.left), self.operand(node.right)], out)
             if isinstance(node.operator, cst.Power) and isinstance(left, cst.UnaryOperation):
-                left = left.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # (-0.5) ** 2, not -(0.5 ** 2)
+                left = left.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                )  # (-0.5) ** 2, not -(0.5 ** 2)
             return cst.BinaryOperation(left, type(node.operator)(), right)
         if isinstance(node, cst.UnaryOperation):
             return cst.UnaryOperation(type(node.operator)(), self.atom(node.expression, out))
@@ -455,7 +503,9 @@ class _Normalizer:
         if isinstance(node, comprehensions.NODES):  # -> loops (transforms/comprehensions.py)
             return comprehensions.comprehension(self, node, out)
         if isinstance(node, cst.Subscript):
-            value, *indices = self.in_order([self.operand(node.value)] + [self.slice_part(e.slice) for e in node.slice], out)
+            value, *indices = self.in_order(
+                [self.operand(node.value)] + [self.slice_part(e.slice) for e in node.slice], out
+            )
             return cst.Subscript(value, [cst.SubscriptElement(index) for index in indices])
         if isinstance(node, (cst.Tuple, cst.List)):
             elements = [cst.Element(v) for v in self.in_order([self.operand(e.value) for e in node.elements], out)]
@@ -477,14 +527,21 @@ class _Normalizer:
         if isinstance(node, cst.Index):
             return lambda out: cst.Index(self.atom(node.value, out))
         given = [part for part in ("lower", "upper", "step") if getattr(node, part) is not None]
-        return lambda out: cst.Slice(None, None).with_changes(**dict(zip(given, self.in_order([self.operand(getattr(node, part)) for part in given], out), strict=True)))
+        return lambda out: cst.Slice(None, None).with_changes(
+            **dict(zip(given, self.in_order([self.operand(getattr(node, part)) for part in given], out), strict=True))
+        )
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
         rewritten = comprehensions.higher_order_call(self, node, out)  # map, filter, reduce, ...
         if rewritten is not None:
             return rewritten
         callee = node.func
-        if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value in self.lists and callee.attr.value in lists.MUTATIONS:
+        if (
+            isinstance(callee, cst.Attribute)
+            and isinstance(callee.value, cst.Name)
+            and callee.value.value in self.lists
+            and callee.attr.value in lists.MUTATIONS
+        ):
             return self.list_mutation(callee.value, callee.attr.value, node, out)
         if syntax.dotted_name(callee) is None or self.local_attribute(callee):
             if isinstance(callee, cst.Attribute):
@@ -494,14 +551,23 @@ class _Normalizer:
         else:
             callee = syntax.strip_parentheses(callee)
             dotted = syntax.dotted_name(callee)
-            if node.args and (root := dotted.split(".")[0]) in self.user_names and root not in self.locals and evaluation_order.unbound(self.resolver, dotted):
+            if (
+                node.args
+                and (root := dotted.split(".")[0]) in self.user_names
+                and root not in self.locals
+                and evaluation_order.unbound(self.resolver, dotted)
+            ):
                 # a dotted name that names nothing now (math.hupot, an undefined function): Python
                 # looks it up before the arguments, so its AttributeError or NameError comes first
                 callee = self.temporary_value(callee, out, node)
         values = self.in_order([self.operand(a.value) for a in node.args], out)
         arguments = [cst.Arg(value, keyword=a.keyword) for value, a in zip(values, node.args, strict=True)]
         positional = [a for a in arguments if a.keyword is None]
-        if (self.is_builtin(callee, "max") or self.is_builtin(callee, "min")) and len(positional) >= 2 and len(positional) == len(arguments):
+        if (
+            (self.is_builtin(callee, "max") or self.is_builtin(callee, "min"))
+            and len(positional) >= 2
+            and len(positional) == len(arguments)
+        ):
             packed = self.temporary_value(cst.Tuple([cst.Element(a.value) for a in positional]), out, node)
             arguments = [cst.Arg(packed)]
         return cst.Call(callee, arguments)
@@ -621,7 +687,11 @@ def _jumps_out(block: cst.BaseSuite) -> bool:
 def _zip_arguments(call: cst.Call) -> bool:
     """Positional sequences, optionally followed by `strict=`: the zips a loop can index."""
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
-    return any(a.keyword is None for a in call.args) and keywords in ([], ["strict"]) and not any(a.star for a in call.args)
+    return (
+        any(a.keyword is None for a in call.args)
+        and keywords in ([], ["strict"])
+        and not any(a.star for a in call.args)
+    )
 
 
 def _receiver(atom: cst.BaseExpression) -> cst.BaseExpression:

@@ -100,10 +100,17 @@ def table_digest() -> str:
             if code is not None:
                 files.add(code.co_filename)
             owner = getattr(primitive, "__self__", None)
-            parts.append((
-                getattr(primitive, "__module__", None), getattr(primitive, "__qualname__", getattr(primitive, "__name__", None)),
-                type(primitive).__qualname__, type(owner).__qualname__, template.__module__, template.__qualname__, where,
-            ))
+            parts.append(
+                (
+                    getattr(primitive, "__module__", None),
+                    getattr(primitive, "__qualname__", getattr(primitive, "__name__", None)),
+                    type(primitive).__qualname__,
+                    type(owner).__qualname__,
+                    template.__module__,
+                    template.__qualname__,
+                    where,
+                )
+            )
     for file in sorted(files):
         parts.append((file, _stamp(file)))
     _TABLE_DIGEST[:] = [version, hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()]

@@ -55,7 +55,9 @@ class Transformed:
     assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
     definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
     borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime.loans.borrow)
-    guard: Callable[[], bool] | None = None  # whether the names it resolved still name the same objects (resolve.binding_guard)
+    guard: Callable[[], bool] | None = (
+        None  # whether the names it resolved still name the same objects (resolve.binding_guard)
+    )
     # whether the program is still the function's: same code, same rule table, its globals taken
     # for numbers still numbers, its resolved names still naming the same objects (one generated
     # function of identity checks, called on every run: `_holds`)
@@ -135,7 +137,9 @@ class _Programs:
 _CACHE = _Programs()
 
 
-def transform(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None, every_parameter: bool = False) -> Transformed:
+def transform(
+    function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None, every_parameter: bool = False
+) -> Transformed:
     """The derivative program of `function` w.r.t. its positional arguments `argnums`,
     specialised for arguments of `argument_kinds` (one per parameter, `transforms.kinds`; None:
     anything). Cached per function object, its code object, the kinds and the rule table's version.
@@ -170,7 +174,9 @@ def default_kinds(function) -> tuple[str, ...]:
     return tuple(kinds.NUMBER if annotations.get(name) in number else kinds.ANY for name in names)
 
 
-def cached(function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> Transformed | None:
+def cached(
+    function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False
+) -> Transformed | None:
     """The cached transform, if the function's code, the rule table and the globals it took for
     numbers are unchanged."""
     entry = _CACHE.get(_cache_key(function, every_parameter), {}).get((argnums, argument_kinds, every_parameter))
@@ -192,7 +198,12 @@ class _Front:
     sites: list[calls.Site]  # the calls of user functions
 
 
-def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> _Front:
+def _front(
+    read: source.FunctionSource,
+    argnums: tuple[int, ...],
+    argument_kinds: tuple[str, ...],
+    every_parameter: bool = False,
+) -> _Front:
     fence.check(read)
     normalized = normalize.normalize(read)
     positional = normalized.parameters if every_parameter else _positional_parameters(read.function)
@@ -207,19 +218,30 @@ def _front(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds
         raise ArgumentError(f"argnums {argnums} names a parameter twice: {differentiated}")
     # a top-level program may take module globals holding numbers for numbers (the API checks
     # they still do on each call); the programs of callees, cached per call site, do not
-    resolver = Resolver(read.function, set(normalized.parameters) | _assigned(normalized), assume_global_numbers=not every_parameter)
+    resolver = Resolver(
+        read.function, set(normalized.parameters) | _assigned(normalized), assume_global_numbers=not every_parameter
+    )
     resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
     if subscripts.rewrite(normalized, active, resolver):  # differentiable indices: np.r_[x, y], obj[v]
         active = activity.active_names(normalized.definition, set(differentiated), resolver)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
-    numbers, sequences = kinds.number_variables(normalized.definition, dict(zip(normalized.parameters, argument_kinds, strict=True)), resolver)
+    numbers, sequences = kinds.number_variables(
+        normalized.definition, dict(zip(normalized.parameters, argument_kinds, strict=True)), resolver
+    )
     sites = [_site(call, normalized, resolver, active, numbers, sequences) for call in program.calls]
     return _Front(read, normalized, differentiated, resolver, program, numbers, sites)
 
 
-def _site(call: cps.Call, normalized: normalize.Normalized, resolver: Resolver, active: set[str], numbers: set[str], sequences: set[str]) -> calls.Site:
+def _site(
+    call: cps.Call,
+    normalized: normalize.Normalized,
+    resolver: Resolver,
+    active: set[str],
+    numbers: set[str],
+    sequences: set[str],
+) -> calls.Site:
     value = call.statement.body[0].value
     arguments = [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]
     return calls.Site(
@@ -265,16 +287,22 @@ def stage_text(
                 parts.append(f"{where}, which cpsgrad refuses:\n# {error}\n")
                 continue
             captured = f"it captures {', '.join(definition.captured)}" if definition.captured else "it captures nothing"
-            parts.append(f"{where}; {captured}. Its program, for arguments of any kind, with respect to every parameter:\n{text}")
+            parts.append(
+                f"{where}; {captured}. Its program, for arguments of any kind, with respect to every parameter:\n{text}"
+            )
             pending.append((nested, more, inner))
         for site in sites:
             where = f"# ---- {site.label} of {caller.__qualname__} ({site.location})"
             if calls.is_gradient(site.callee):
-                parts.append(f"{where} calls a gradient function, which cpsgrad refuses (higher-order differentiation)\n")
+                parts.append(
+                    f"{where} calls a gradient function, which cpsgrad refuses (higher-order differentiation)\n"
+                )
                 continue
             callee = _static_callee(site)
             if callee is None:
-                parts.append(f"{where} calls {site.callee_code}, known only at run time: its program is made on its first call\n")
+                parts.append(
+                    f"{where} calls {site.callee_code}, known only at run time: its program is made on its first call\n"
+                )
                 continue
             if callee in seen:
                 continue
@@ -358,10 +386,23 @@ def _static_callee(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...
     return target.function, plan.argnums, tuple(values[i] for i in plan.order)
 
 
-def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False) -> Transformed:
+def _run(
+    read: source.FunctionSource,
+    argnums: tuple[int, ...],
+    argument_kinds: tuple[str, ...],
+    every_parameter: bool = False,
+) -> Transformed:
     front = _front(read, argnums, argument_kinds, every_parameter)
     program = front.program
-    generator = Generator(program, front.resolver, front.differentiated, front.numbers, front.sites, borrows=every_parameter, captured=read.captured)
+    generator = Generator(
+        program,
+        front.resolver,
+        front.differentiated,
+        front.numbers,
+        front.sites,
+        borrows=every_parameter,
+        captured=read.captured,
+    )
     generator.namespace.update(front.normalized.definitions)
     body = generator.generate()
     entry = naming.cps_function(program.function.name)
@@ -407,7 +448,9 @@ def _run(read: source.FunctionSource, argnums: tuple[int, ...], argument_kinds: 
     )
 
 
-def _load(function: types.FunctionType, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool) -> Transformed | None:
+def _load(
+    function: types.FunctionType, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool
+) -> Transformed | None:
     """The program of `function` from the disk cache (transforms/persisted.py), or None when
     there is none that holds in this process."""
     restored = persisted.load(function, argnums, argument_kinds, every_parameter)
@@ -420,7 +463,9 @@ def _load(function: types.FunctionType, argnums: tuple[int, ...], argument_kinds
         return _front(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
 
     stages = _Stages(
-        stored["final"], normalize=lambda: syntax.code(front().normalized.definition), cps=lambda: cps.render(front().program),
+        stored["final"],
+        normalize=lambda: syntax.code(front().normalized.definition),
+        cps=lambda: cps.render(front().program),
     )
     assumed = stored["assumed"]
     return Transformed(
@@ -456,7 +501,13 @@ def _legend(calls: bool) -> str:
     return text + "\n"
 
 
-def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argument_kinds: dict[str, str], sites: list[calls.Site], assumed: list[str]) -> str:
+def _header(
+    read: source.FunctionSource,
+    differentiated: tuple[str, ...],
+    argument_kinds: dict[str, str],
+    sites: list[calls.Site],
+    assumed: list[str],
+) -> str:
     """The program's own facts: which function, with respect to what, for which kinds of
     arguments, the module globals it takes for numbers and its call sites."""
     wrt = ", ".join(differentiated) or "nothing"
@@ -469,7 +520,8 @@ def _header(read: source.FunctionSource, differentiated: tuple[str, ...], argume
         f"# Specialised for arguments {specialised} (a number is a Python float or int).\n"
     )
     if assumed:
-        text += f"# Module globals taken for numbers: {', '.join(assumed)} (the program is made again if one stops being one).\n"
+        text += f"# Module globals taken for numbers: {', '.join(assumed)} "
+        text += "(the program is made again if one stops being one).\n"
     for site in sites:
         text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
     return text

@@ -86,7 +86,9 @@ class _Rewriter(cst.CSTTransformer):
         indexer = self.resolver.resolve(subscript.value)
         elements = [element.slice for element in subscript.slice]
         if any(indexer is concatenator for concatenator in INDEX_CONCATENATORS):
-            parts = self.temporary(cst.Tuple([cst.Element(self.part(e, statement, origin, out)) for e in elements]), origin, out)
+            parts = self.temporary(
+                cst.Tuple([cst.Element(self.part(e, statement, origin, out)) for e in elements]), origin, out
+            )
             value = cst.Call(_runtime("index_concatenate"), [cst.Arg(subscript.value), cst.Arg(parts)])
         else:
             if len(elements) == 1 and isinstance(elements[0], cst.Index):
@@ -99,7 +101,9 @@ class _Rewriter(cst.CSTTransformer):
                     "a slice's bounds carry no derivative, and an object's own __getitem__ given one is not "
                     "differentiated; compute the bound as an int first (int(...), len(...), .shape)",
                 )
-            method = self.temporary(cst.Call(_runtime("subscript_of"), [cst.Arg(subscript.value)]), origin, out, "getitem")
+            method = self.temporary(
+                cst.Call(_runtime("subscript_of"), [cst.Arg(subscript.value)]), origin, out, "getitem"
+            )
             value = cst.Call(method, [cst.Arg(index)])
         replaced = statement.with_changes(body=[small.with_changes(value=value)])
         self.normalized.origins[id(replaced)] = origin

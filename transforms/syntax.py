@@ -35,7 +35,9 @@ def indented(statements: Sequence[cst.BaseStatement]) -> cst.IndentedBlock:
     return cst.IndentedBlock(list(statements))
 
 
-def if_statement(test: cst.BaseExpression, body: Sequence[cst.BaseStatement], orelse: Sequence[cst.BaseStatement] = ()) -> cst.If:
+def if_statement(
+    test: cst.BaseExpression, body: Sequence[cst.BaseStatement], orelse: Sequence[cst.BaseStatement] = ()
+) -> cst.If:
     return cst.If(test, indented(body), cst.Else(indented(orelse)) if orelse else None)
 
 
@@ -63,7 +65,18 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 
 def is_constant(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Ellipsis, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+    if isinstance(
+        node,
+        (
+            cst.Ellipsis,
+            cst.Integer,
+            cst.Float,
+            cst.Imaginary,
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.FormattedString,
+        ),
+    ):
         return True
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")
@@ -166,7 +179,11 @@ def literal_value(node: cst.BaseExpression):
     if isinstance(node, cst.Name) and node.value in _NAMED:
         return _NAMED[node.value]
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        inner = literal_value(node.expression) if isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)) else NOT_LITERAL
+        inner = (
+            literal_value(node.expression)
+            if isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary))
+            else NOT_LITERAL
+        )
         if inner is NOT_LITERAL:
             return NOT_LITERAL
         return -inner if isinstance(node.operator, cst.Minus) else +inner

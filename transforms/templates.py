@@ -73,7 +73,9 @@ class _WithoutUnbroadcast(cst.CSTTransformer):
             product = cst.BinaryOperation(updated.args[0].value, cst.Multiply(), updated.args[1].value)
             return _parenthesized_operand(product)
         if name == f"{_RUNTIME}.quotient":  # the forward raised ZeroDivisionError where it would
-            return _parenthesized_operand(cst.BinaryOperation(updated.args[0].value, cst.Divide(), updated.args[1].value))
+            return _parenthesized_operand(
+                cst.BinaryOperation(updated.args[0].value, cst.Divide(), updated.args[1].value)
+            )
         return updated
 
 

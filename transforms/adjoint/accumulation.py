@@ -13,7 +13,9 @@ from cpsgrad.transforms.adjoint.output import RUNTIME
 class Accumulation:
     """The Generator's accumulation (reads `borrowers`, `holds_number`)."""
 
-    def accumulate(self, adjoint: str, contribution: Contribution, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    def accumulate(
+        self, adjoint: str, contribution: Contribution, defined: dict[str, str], pad: str, lines: list[str]
+    ) -> None:
         """Add `contribution` to `adjoint`: assign the first contribution, add later ones. A first
         contribution that is another (complete) adjoint is not copied: `adjoint` aliases it."""
         expression = contribution if isinstance(contribution, str) else syntax.code(contribution)

@@ -52,13 +52,17 @@ class Backward:
         if source is not None:
             self.accumulate(source, output, defined, pad, lines)
 
-    def display_backward(self, record: Display, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    def display_backward(
+        self, record: Display, output: str, defined: dict[str, str], pad: str, lines: list[str]
+    ) -> None:
         for position, element in enumerate(record.elements):
             source = record.source(element)
             if source is not None:
                 self.accumulate(source, f"{RUNTIME}.item({output}, {position})", defined, pad, lines)
 
-    def dict_backward(self, record: DictDisplay, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    def dict_backward(
+        self, record: DictDisplay, output: str, defined: dict[str, str], pad: str, lines: list[str]
+    ) -> None:
         keys = record.keys
         constants = _constant_values(keys)
         for position, element in enumerate(record.values):
@@ -86,19 +90,27 @@ class Backward:
             contribution = runtime_call("index_adjoint", record.container, index_node(record), cst.Name(output))
             self.accumulate(source, contribution, defined, pad, lines)
 
-    def softmax_backward(self, record: Softmax, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    def softmax_backward(
+        self, record: Softmax, output: str, defined: dict[str, str], pad: str, lines: list[str]
+    ) -> None:
         statements = ", ".join(record.statements)
         logits = syntax.code(record.logits)
         if record.index is not None:
             probabilities = syntax.code(record.probabilities)
-            lines.append(f"{pad}# {record.target} is the log of softmax({logits})[{record.index}] ({statements}): one backward")
-            expression = f"{RUNTIME}.picked_log_softmax_adjoint({output}, {probabilities}, {record.index}, {record.axis})"
+            lines.append(
+                f"{pad}# {record.target} is the log of softmax({logits})[{record.index}] ({statements}): one backward"
+            )
+            expression = (
+                f"{RUNTIME}.picked_log_softmax_adjoint({output}, {probabilities}, {record.index}, {record.axis})"
+            )
         else:
             lines.append(f"{pad}# {record.target} is a softmax of {logits} ({statements}): one backward")
             expression = f"{RUNTIME}.softmax_adjoint({output}, {record.target}, {record.axis})"
         self.accumulate(record.source(record.logits), expression, defined, pad, lines)
 
-    def logsumexp_backward(self, record: Logsumexp, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    def logsumexp_backward(
+        self, record: Logsumexp, output: str, defined: dict[str, str], pad: str, lines: list[str]
+    ) -> None:
         statements = ", ".join(record.statements)
         logits = syntax.code(record.logits)
         lines.append(f"{pad}# {record.target} is log(sum(exp({logits}))) ({statements}): one backward")

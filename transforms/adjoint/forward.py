@@ -69,7 +69,11 @@ class Forward:
         """`c += b` is `c = c + b` here, which an array would do in place: where `c` may be an
         array, a check refuses that at run time instead of computing something else."""
         origin = self.normalized.origins.get(id(statement))
-        if not isinstance(origin, cst.AugAssign) or variable in self.numbers or not isinstance(value, cst.BinaryOperation):
+        if (
+            not isinstance(origin, cst.AugAssign)
+            or variable in self.numbers
+            or not isinstance(value, cst.BinaryOperation)
+        ):
             return
         where = f"{self.normalized.location(statement)}: {syntax.code(origin).strip()}"
         target = syntax.code(origin.target)
@@ -83,8 +87,15 @@ class Forward:
         adjoints = {version: adjoint for version, adjoint in adjoints.items() if adjoint is not None}
         if not adjoints:
             return None
-        if isinstance(value, cst.BinaryOperation) and any(self.owner(a, frame) in self.containers for a in (value.left, value.right)):
-            self.fail(statement, f"operator {syntax.code(value.operator).strip()} on a sequence", "concatenating or repeating differentiable tuples and lists is not supported yet; build the sequence element by element")
+        if isinstance(value, cst.BinaryOperation) and any(
+            self.owner(a, frame) in self.containers for a in (value.left, value.right)
+        ):
+            self.fail(
+                statement,
+                f"operator {syntax.code(value.operator).strip()} on a sequence",
+                "concatenating or repeating differentiable tuples and lists is not supported yet; "
+                "build the sequence element by element",
+            )
         record = self.record_kind(statement, original, value)
         if record is not None:
             record.adjoints = adjoints
@@ -97,7 +108,13 @@ class Forward:
             if descriptor is None:  # p.W: a field of a NamedTuple or a dataclass instance
                 return Field(owner=value.value, name=value.attr.value)
             if descriptor not in TABLE:
-                self.fail(statement, f"attribute {syntax.code(original)} of a differentiable value", f"no derivative rule for the attribute {label}; cpsgrad knows numpy arrays' attributes (T, shape, ...)", NoRuleError)
+                self.fail(
+                    statement,
+                    f"attribute {syntax.code(original)} of a differentiable value",
+                    f"no derivative rule for the attribute {label}; "
+                    "cpsgrad knows numpy arrays' attributes (T, shape, ...)",
+                    NoRuleError,
+                )
             return self.rule_record(statement, descriptor, label, [value.value], {})
         if syntax.is_atom(value):
             return Copy(value=value)
@@ -109,7 +126,9 @@ class Forward:
             return Index(container=value.value, index=[e.slice for e in value.slice])
         if isinstance(value, cst.BinaryOperation):
             primitive = binary_primitive(value.operator)
-            return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {})
+            return self.rule_record(
+                statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {}
+            )
         if isinstance(value, cst.UnaryOperation):
             primitive = unary_primitive(value.operator)
             return self.rule_record(statement, primitive, syntax.code(value.operator).strip(), [value.expression], {})
@@ -118,7 +137,9 @@ class Forward:
             method = self.method(original.func)
             if method is not None:  # x.sum(axis=0): the rule of np.ndarray.sum, called as (x, axis=0)
                 receiver = value.func.value
-                return self.rule_record(statement, method, syntax.code(original.func), [receiver, *positional], keywords)
+                return self.rule_record(
+                    statement, method, syntax.code(original.func), [receiver, *positional], keywords
+                )
             primitive = self.callee(statement, original.func)
             return self.rule_record(statement, primitive, syntax.code(original.func), positional, keywords)
         self.fail(statement, syntax.code(value), "this operation is not differentiable")
@@ -135,9 +156,19 @@ class Forward:
         if primitive is not None:
             return primitive
         label = syntax.code(callee)
-        if isinstance(callee, cst.Attribute) and syntax.dotted_name(callee.value) is not None and self.resolver.resolve(callee.value) is None:
+        if (
+            isinstance(callee, cst.Attribute)
+            and syntax.dotted_name(callee.value) is not None
+            and self.resolver.resolve(callee.value) is None
+        ):
             self.fail(statement, f"method call {label}", _METHOD_ADVICE, UnsupportedError)
-        self.fail(statement, f"call of {label}", f"{label} is computed at run time and receives a differentiable value only through its receiver; pass the value as an argument", NoRuleError)
+        self.fail(
+            statement,
+            f"call of {label}",
+            f"{label} is computed at run time and receives a differentiable value only through its receiver; "
+            "pass the value as an argument",
+            NoRuleError,
+        )
 
     def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
         """A call made for its effect on a differentiable value: only non-differentiable primitives
@@ -147,13 +178,25 @@ class Forward:
         if calls.classify(original.func, self.resolver) == calls.USER:
             if calls.receiver(original.func) is not None and self.resolver.resolve(original.func) is None:
                 self.callee(statement, original.func)  # a method of a local value: refused as such
-            self.fail(statement, effect, f"{label} receives a differentiable value and its result is discarded; assign the result (y = {label}(...)) to differentiate through the call", UnsupportedError)
+            self.fail(
+                statement,
+                effect,
+                f"{label} receives a differentiable value and its result is discarded; "
+                f"assign the result (y = {label}(...)) to differentiate through the call",
+                UnsupportedError,
+            )
         primitive = self.callee(statement, original.func)
         positional, keywords = _call_arguments(value)
         for rule in TABLE.rules_for(primitive):
             if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
                 return
-        self.fail(statement, effect, f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it changes. Assign its result, or keep differentiable values out of it", UnsupportedError)
+        self.fail(
+            statement,
+            effect,
+            f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it "
+            "changes. Assign its result, or keep differentiable values out of it",
+            UnsupportedError,
+        )
 
     def rule_record(self, statement, primitive, label: str, positional: list, keywords: dict) -> Record | None:
         for rule in TABLE.rules_for(primitive):
@@ -162,7 +205,12 @@ class Forward:
                 if not rule.differentiable:
                     return None
                 return RuleCall(rule=rule, bound=bound)
-        self.fail(statement, f"call of {label}", _no_rule_advice(primitive, label, bool(TABLE.rules_for(primitive))), NoRuleError)
+        self.fail(
+            statement,
+            f"call of {label}",
+            _no_rule_advice(primitive, label, bool(TABLE.rules_for(primitive))),
+            NoRuleError,
+        )
         return None
 
     def fail(self, statement, construct: str, advice: str, error=UnsupportedError):

@@ -58,7 +58,11 @@ class Versions:
             while True:
                 counter += 1
                 candidate = naming.version(variable, counter)
-                if candidate not in self.namer.taken and candidate not in frame.used and self.adjoint(candidate) not in self.namer.taken:
+                if (
+                    candidate not in self.namer.taken
+                    and candidate not in frame.used
+                    and self.adjoint(candidate) not in self.namer.taken
+                ):
                     break
             frame.counters[variable] = counter
         frame.used.add(candidate)

@@ -29,15 +29,27 @@ class Fusion:
 
         replaced: dict[int, Record | None] = {}
         for group in fusion.groups(records, private):
-            source = next((m.adjoints[group.logits.value] for m in group.members if group.logits.value in m.adjoints), None)
+            source = next(
+                (m.adjoints[group.logits.value] for m in group.members if group.logits.value in m.adjoints), None
+            )
             if source is None or self.is_number(group.logits):
                 continue
             for member in group.members:
                 replaced[id(member)] = None
             statements = [member.target for member in group.members]
-            common = {"target": group.output.target, "adjoints": {group.logits.value: source}, "origin": group.output.origin}
+            common = {
+                "target": group.output.target,
+                "adjoints": {group.logits.value: source},
+                "origin": group.output.origin,
+            }
             if isinstance(group, fusion.Logsumexp):
-                fused = Logsumexp(**common, logits=group.logits, exponentials=group.exponentials, total=group.total, statements=statements)
+                fused = Logsumexp(
+                    **common,
+                    logits=group.logits,
+                    exponentials=group.exponentials,
+                    total=group.total,
+                    statements=statements,
+                )
             else:
                 axis = "None" if group.axis is None else group.axis
                 fused = Softmax(**common, logits=group.logits, axis=axis, statements=statements)

@@ -30,7 +30,16 @@ class Generator(Versions, Forward, InactiveIf, Tails, UserCalls, Fusion, Backwar
     """Generates the final derivative program of one CPS program. Its jobs are its bases, one
     module each; the state they share is set up here."""
 
-    def __init__(self, program: Program, resolver: Resolver, differentiated: tuple[str, ...], numbers: set[str] = frozenset(), sites: list[calls.Site] = (), borrows: bool = False, captured: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        program: Program,
+        resolver: Resolver,
+        differentiated: tuple[str, ...],
+        numbers: set[str] = frozenset(),
+        sites: list[calls.Site] = (),
+        borrows: bool = False,
+        captured: tuple[str, ...] = (),
+    ):
         self.program = program
         self.numbers = numbers  # variables that always hold Python numbers: no broadcasting to undo
         self.version_owner: dict[str, str] = {}  # version name -> the variable it is a version of
@@ -61,7 +70,9 @@ class Generator(Versions, Forward, InactiveIf, Tails, UserCalls, Fusion, Backwar
         }
         self.containers = _container_names(program.normalized.definition, resolver)
         for site in sites:  # each call of a user function runs through its dispatcher
-            self.namespace[naming.call_site(site.label)] = dispatch.CallSite(site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active).call
+            self.namespace[naming.call_site(site.label)] = dispatch.CallSite(
+                site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active
+            ).call
 
     def _adjoint_suffix(self) -> str:
         taken = self.namer.taken
@@ -101,7 +112,9 @@ class Generator(Versions, Forward, InactiveIf, Tails, UserCalls, Fusion, Backwar
         self.continuation(function, 1, lines)
         if len(lines.origins) != len(lines):  # changed behind Lines' back: no provenance rather than a wrong one
             lines.origins = [(None, "forward")] * len(lines)
-        self.origins = [origin for line, origin in zip(lines, lines.origins, strict=True) for _ in range(line.count("\n") + 1)]
+        self.origins = [
+            origin for line, origin in zip(lines, lines.origins, strict=True) for _ in range(line.count("\n") + 1)
+        ]
         return "\n".join(lines) + "\n"
 
     def continuation(self, continuation: Continuation, depth: int, lines: list[str]) -> None:
@@ -159,7 +172,18 @@ def _block_reads(block: Block | None) -> tuple[set[str], set[str]]:
     return names, targets
 
 
-_SEQUENCE_BUILDERS = (list, tuple, sorted, reversed, zip, enumerate, range, runtime.as_sequence, runtime.appended, runtime.removed)
+_SEQUENCE_BUILDERS = (
+    list,
+    tuple,
+    sorted,
+    reversed,
+    zip,
+    enumerate,
+    range,
+    runtime.as_sequence,
+    runtime.appended,
+    runtime.removed,
+)
 
 
 def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str]:
@@ -178,7 +202,10 @@ def _container_names(definition: cst.FunctionDef, resolver: Resolver) -> set[str
                 isinstance(value, (cst.Tuple, cst.List))
                 or (isinstance(value, cst.Call) and any(resolver.resolve(value.func) is b for b in _SEQUENCE_BUILDERS))
                 or (isinstance(value, cst.Name) and value.value in containers)
-                or (isinstance(value, cst.BinaryOperation) and any(isinstance(o, cst.Name) and o.value in containers for o in (value.left, value.right)))
+                or (
+                    isinstance(value, cst.BinaryOperation)
+                    and any(isinstance(o, cst.Name) and o.value in containers for o in (value.left, value.right))
+                )
             ):
                 containers.add(targets[0])
                 changed = True

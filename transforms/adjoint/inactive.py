@@ -35,7 +35,9 @@ class InactiveIf:
                 before.versions[variable] = version
         self.inline_if_lines(statement, before, final, pad, lines)
 
-    def inline_if_lines(self, statement: cst.If, before: Frame, final: dict[str, str], pad: str, lines: list[str]) -> None:
+    def inline_if_lines(
+        self, statement: cst.If, before: Frame, final: dict[str, str], pad: str, lines: list[str]
+    ) -> None:
         self.check_reads(statement.test, before, pad, lines)
         lines.append(f"{pad}if {syntax.code(self.rename(statement.test, before))}:")
         self.inline_branch(statement.body.body, before.copy(), final, pad + "    ", lines)
@@ -66,14 +68,18 @@ class InactiveIf:
             if isinstance(small, cst.Assign):
                 value = self.rename(small.value, frame)
                 target = small.targets[0].target
-                variables = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                variables = (
+                    [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
+                )
                 if len(variables) == 1:
                     self.guard_in_place(statement, variables[0], value, pad, lines)
                 for variable in variables:
                     frame.versions[variable] = final[variable]
                 written |= set(variables)
                 names = [final[v] for v in variables]
-                lines.append(f"{pad}{target_list(names) if isinstance(target, cst.Tuple) else names[0]} = {syntax.code(value)}")
+                lines.append(
+                    f"{pad}{target_list(names) if isinstance(target, cst.Tuple) else names[0]} = {syntax.code(value)}"
+                )
             else:
                 lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
         for variable, version in final.items():

@@ -23,11 +23,16 @@ class RuleInlining:
         rule = record.rule
         _, outputs, output_adjoints, _ = rule.parts
         if len(outputs) == 1:
-            mapping: dict[str, cst.BaseExpression] = {outputs[0]: cst.Name(record.target), output_adjoints[0]: cst.Name(output)}
+            mapping: dict[str, cst.BaseExpression] = {
+                outputs[0]: cst.Name(record.target),
+                output_adjoints[0]: cst.Name(output),
+            }
         else:  # `a_d, b_d = yield a, b`: the call returned a tuple, its adjoint has one part each
             mapping = {}
             for position, (name, adjoint) in enumerate(zip(outputs, output_adjoints, strict=True)):
-                mapping[name] = cst.Subscript(cst.Name(record.target), [cst.SubscriptElement(cst.Index(cst.Integer(str(position))))])
+                mapping[name] = cst.Subscript(
+                    cst.Name(record.target), [cst.SubscriptElement(cst.Index(cst.Integer(str(position))))]
+                )
                 mapping[adjoint] = runtime_call("item", cst.Name(output), cst.Integer(str(position)))
         checked = not rule.trusted  # a user's rule: its output adjoints materialized, its contributions checked
         if checked:
@@ -46,12 +51,16 @@ class RuleInlining:
                 mapping[parameter] = defaults[parameter]
             accumulators[parameter + TEMPLATE_ADJOINT_SUFFIX] = None if atom is None else record.source(atom)
         steps = templates.kept_steps(rule, {name for name, adjoint in accumulators.items() if adjoint is not None})
-        locals_ = {name: self.local_name(naming.backward_local(record.target, name)) for step in steps for name in step.names}
+        locals_ = {
+            name: self.local_name(naming.backward_local(record.target, name)) for step in steps for name in step.names
+        }
         mapping.update({name: cst.Name(alias) for name, alias in locals_.items()})
         mapping.update(self.template_globals(rule, set(mapping) | set(accumulators), steps))
         renamer = Renamer(mapping)
         # numbers in and a number out (not np.full(3, a)): no broadcasting happened to undo
-        numbers_only = self.holds_number(self.adjoint(record.target)) and all(self.is_number(a) for a in record.bound.values())
+        numbers_only = self.holds_number(self.adjoint(record.target)) and all(
+            self.is_number(a) for a in record.bound.values()
+        )
         start = len(lines)
         for step in steps:
             value = templates.without_unbroadcast(step.value) if numbers_only else step.value
@@ -62,7 +71,9 @@ class RuleInlining:
             if checked:
                 parameter = step.accumulator[: -len(TEMPLATE_ADJOINT_SUFFIX)]
                 like = syntax.code(mapping[parameter])
-                contribution = f"{RUNTIME}.rule_contribution({syntax.code(contribution)}, {like}, {label}, {parameter!r})"
+                contribution = (
+                    f"{RUNTIME}.rule_contribution({syntax.code(contribution)}, {like}, {label}, {parameter!r})"
+                )
             self.accumulate(accumulators[step.accumulator], contribution, defined, pad, lines)
         if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
             lines.append(f"{pad}del {', '.join(locals_.values())}")

@@ -19,7 +19,10 @@ class Tails:
     def tail(self, tail, frame: Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
         pad = "    " * depth
         # a tail's lines hand values on and bind the adjoints that come back
-        self.origin = (self.normalized.location(getattr(tail, "statement", None) or getattr(tail, "origin", None)), "backward")
+        self.origin = (
+            self.normalized.location(getattr(tail, "statement", None) or getattr(tail, "origin", None)),
+            "backward",
+        )
         if isinstance(tail, Raise):
             self.check_reads(tail.statement, frame, pad, lines)
             lines.append(pad + syntax.code(self.rename(tail.statement, frame)).strip())
@@ -64,7 +67,10 @@ class Tails:
         for returns, defined in ((then_returns, then_defined), (else_returns, else_defined)):
             if returns:
                 merged |= set(defined) & outer
-        for returns, defined, branch_lines in ((then_returns, then_defined, then_lines), (else_returns, else_defined, else_lines)):
+        for returns, defined, branch_lines in (
+            (then_returns, then_defined, then_lines),
+            (else_returns, else_defined, else_lines),
+        ):
             if returns:
                 for adjoint in sorted(merged, key=self.adjoint_order):
                     value = defined.get(adjoint, ZERO)

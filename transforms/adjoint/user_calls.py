@@ -23,7 +23,9 @@ class UserCalls:
         pad = "    " * depth
         value = self.rename(tail.statement.body[0].value, frame)
         # the adjoints of the arguments, found before the result's new version hides them (h = f(h))
-        sources = [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []  # a closure's environment
+        sources = (
+            [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []
+        )  # a closure's environment
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
         # each argument's adjoint, once, with the argument it belongs to: lent to the callee (only
@@ -50,7 +52,11 @@ class UserCalls:
             # a parameter of this program passed on whose adjoint nothing after the call adds to:
             # what its caller lent for it, not borrowed yet, is passed on to the callee, whose
             # adjoint of it becomes this program's (received into it, never added)
-            passed_on = [lendable[e] for e in lendable if e in self.borrowers and e not in extras and lendable[e] == self.borrowers[e]]
+            passed_on = [
+                lendable[e]
+                for e in lendable
+                if e in self.borrowers and e not in extras and lendable[e] == self.borrowers[e]
+            ]
             if not extras and not passed_on and target.parameters == [tail.target]:
                 handed = target.name
             else:
@@ -83,7 +89,10 @@ class UserCalls:
             else:
                 received.append(adjoint)
         head = f"({', '.join([self.out, *extras])})" if extras else self.out
-        passed = [syntax.code(a.value) if a.keyword is None else f"{a.keyword.value}={syntax.code(a.value)}" for a in value.args]
+        passed = [
+            syntax.code(a.value) if a.keyword is None else f"{a.keyword.value}={syntax.code(a.value)}"
+            for a in value.args
+        ]
         call = ", ".join([syntax.code(value.func), handed, *passed])
         lines.append(f"{pad}{', '.join([head, *received])} = {naming.call_site(tail.label)}({call})")
         parts = {part for _, part in added}
