@@ -21,6 +21,7 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     binary,
     contractions,
     creation,
+    differences,
     products,
     reductions,
     shapes,
