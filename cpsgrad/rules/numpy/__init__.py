@@ -22,9 +22,11 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     contractions,
     creation,
     differences,
+    nan_reductions,
     products,
     reductions,
     shapes,
     signals,
+    ufunc_methods,
     ufuncs,
 )
