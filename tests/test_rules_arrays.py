@@ -39,7 +39,7 @@ from hypothesis.extra import numpy as hnp
 import cpsgrad
 from cpsgrad.rules import numpy as numpy_rules
 from cpsgrad.rules.numpy.ufuncs import chain
-from cpsgrad.rules.registry import TABLE
+from cpsgrad.rules.registry import TABLE, _key
 from tests.specs import FLOAT, GRID, SPREAD, UNIT, Kink, M, P, S, Spec, gather
 from tests.specs import unused as _unused
 from tests.specs import unused_pair as _unused_pair
@@ -394,31 +394,33 @@ def test_rule_matches_finite_differences(spec, dtype):
 _COVERED = (numpy_rules.__name__ + ".", "cpsgrad.rules.scipy.")  # the rule families every spec table covers
 
 
-def _differentiable_primitives() -> dict[int, object]:
-    """The primitives cpsgrad/rules/numpy/ and cpsgrad/rules/scipy/ give a derivative, by id."""
+def _differentiable_primitives() -> dict[object, object]:
+    """The primitives cpsgrad/rules/numpy/ and cpsgrad/rules/scipy/ give a derivative, by the
+    table's key (an id; for a method bound to an object, as `np.add.reduce`, its owner's and name)."""
     return {
-        id(primitive): primitive
+        _key(primitive): primitive
         for primitive in TABLE.primitives()
         if any(r.differentiable and r.template.__module__.startswith(_COVERED) for r in TABLE.rules_for(primitive))
     }
 
 
-def _called(function: Callable) -> set[int]:
-    """Ids of the functions, module attributes and array methods or attributes a function's code names."""
-    named: set[int] = set()
+def _called(function: Callable) -> set:
+    """Table keys of the functions, module attributes, array methods or attributes and ufunc
+    methods a function's code names."""
+    named: set = set()
     value = None
     for instruction in dis.get_instructions(function):
         if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), or a function imported by name
             value = function.__globals__.get(instruction.argval, getattr(builtins, instruction.argval, None))
-            named.add(id(value))
-            if not isinstance(value, types.ModuleType):
+            named.add(_key(value))
+            if not isinstance(value, (types.ModuleType, np.ufunc)):
                 value = None
         elif instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF")):  # a local: an array
             value = np.ndarray
         elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and value is not None:
             value = getattr(value, instruction.argval, None)
-            named.add(id(value))
-            if not isinstance(value, types.ModuleType):
+            named.add(_key(value))
+            if not isinstance(value, (types.ModuleType, np.ufunc)):
                 value = None
         else:
             value = None
@@ -787,7 +789,7 @@ def test_an_unused_result_passes_the_symbolic_zero(op, function, arguments):
 
 
 def test_every_numpy_rule_meets_the_symbolic_zero():
-    covered = {id(op) for op, _, _ in ZERO_CASES}
+    covered = {_key(op) for op, _, _ in ZERO_CASES}
     missing = [getattr(p, "__qualname__", repr(p)) for key, p in _differentiable_primitives().items() if key not in covered]
     assert not missing, f"numpy rules without a symbolic-zero case: {missing}"
 

@@ -17,4 +17,16 @@ numbers, so the rules that can build an array from numbers (`np.full`, `np.arang
 `np.broadcast_to`, copies and casts) go through `array_adjoint` instead.
 """
 
-from cpsgrad.rules.numpy import binary, creation, products, reductions, shapes, ufuncs  # noqa: F401  (registers them)
+from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
+    binary,
+    contractions,
+    creation,
+    differences,
+    nan_reductions,
+    products,
+    reductions,
+    shapes,
+    signals,
+    ufunc_methods,
+    ufuncs,
+)
