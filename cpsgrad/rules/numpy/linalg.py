@@ -252,14 +252,15 @@ def lstsq_adjoint(y_d, y, a, b):
     return a_g, b_g
 
 
-def cholesky_adjoint(l_d, l, upper):
-    """`cholesky` backward (Murray, 2016): with P the lower triangle of l^T l_d, its diagonal
-    halved, the symmetric matrix's adjoint is l^-T P l^-1; numpy reads one triangle."""
-    if is_zero(l_d):
+def cholesky_adjoint(factor_d, factor, upper):
+    """`cholesky` backward (Murray, 2016): with P the lower triangle of f^T f_d, its diagonal
+    halved, the symmetric matrix's adjoint is f^-T P f^-1 (f the lower factor); numpy reads one
+    triangle."""
+    if is_zero(factor_d):
         return 0.0
     if upper:
-        l, l_d = transposed(l), transposed(np.asarray(l_d))
-    inner = transposed(l) @ l_d
+        factor, factor_d = transposed(factor), transposed(np.asarray(factor_d))
+    inner = transposed(factor) @ factor_d
     inner = np.tril(inner) - 0.5 * inner * np.eye(inner.shape[-1])
-    left = np.linalg.solve(transposed(l), inner)  # l^-T P
-    return triangle_read(transposed(np.linalg.solve(transposed(l), transposed(left))), not upper)
+    left = np.linalg.solve(transposed(factor), inner)  # f^-T P
+    return triangle_read(transposed(np.linalg.solve(transposed(factor), transposed(left))), not upper)
