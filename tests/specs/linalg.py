@@ -29,9 +29,6 @@ ROWS = np.array([[1.0], [-2.0], [0.5]])  # weights of eigenvector components (ei
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
-def eye(x, n=3):
-    return np.eye(n, dtype=x.dtype)
-
 
 SPECS = [
     # solve: b a vector, a matrix, stacked, broadcast
