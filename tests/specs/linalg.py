@@ -106,6 +106,12 @@ SPECS = [
 if _NUMPY2:
     SPECS += [
         S("cholesky upper reads the upper triangle", lambda a, w: np.sum(np.linalg.cholesky(a + 4 * np.eye(3, dtype=a.dtype), upper=True) * w), [(3, 3)], (-1.0, 1.0)),
+        S("vector_norm flattens", lambda x, w: np.linalg.vector_norm(x, ord=1) * w, [(3, 4)], apart=True),
+        S("vector_norm axes keepdims", lambda x, w: np.sum(np.linalg.vector_norm(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 2)], apart=True),
+        S("vector_norm axis inf", lambda x, w: np.sum(np.linalg.vector_norm(x, axis=-1, ord=np.inf) * w), [(3, 4)], apart=True),
+        S("matrix_norm", lambda x, w: np.sum(np.linalg.matrix_norm(x) * w), [(2, 3, 4)], apart=True),
+        S("matrix_norm nuc keepdims", lambda x, w: np.sum(np.linalg.matrix_norm(x + SPREAD.astype(x.dtype), keepdims=True, ord="nuc") * w), [(2, 3, 4)], SMALL),
+        S("matrix_norm 1", lambda x, w: np.sum(np.linalg.matrix_norm(x, ord=1) * w), [(2, 3, 4)], apart=True),
         S("svdvals stacked", lambda a, w: np.sum(np.linalg.svdvals(a + SPREAD.astype(a.dtype)) * w), [(2, 3, 4)], SMALL),
     ]
 
@@ -176,7 +182,7 @@ ZERO_CASES = (
     ]
 )
 if _NUMPY2:
-    ZERO_CASES.append((np.linalg.svdvals, unused(np.linalg.svdvals), (SPD,)))
+    ZERO_CASES += [(op, unused(op), (SPD,)) for op in (np.linalg.svdvals, np.linalg.vector_norm, np.linalg.matrix_norm)]
 
 
 # ---- singular points, ties and conventions, against JAX ---------------------------------------

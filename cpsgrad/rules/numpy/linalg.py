@@ -1,5 +1,6 @@
 """Derivative rules for numpy.linalg's solvers and inverses: `solve`, `inv`, `pinv`, `det`,
-`slogdet`, `matrix_power`, `lstsq`, `cholesky` (the decompositions `eigh`, `eig`, `svd`, `qr` are
+`slogdet`, `matrix_power`, `lstsq`, `cholesky`, numpy 2's `vector_norm` and `matrix_norm`
+(the decompositions `eigh`, `eig`, `svd`, `qr` are
 in `linalg_decompositions`; `norm` is a reduction). Every rule takes stacks of matrices where
 numpy does (`lstsq` takes one matrix, as numpy).
 
@@ -15,6 +16,7 @@ the two agree on every symmetric perturbation.
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.rules.numpy.reductions import _axes, norm_adjoint
 from cpsgrad.rules.registry import not_differentiable, rule
 from cpsgrad.runtime.adjoints import is_zero, item
 from cpsgrad.runtime.broadcasting import unbroadcast
@@ -87,7 +89,36 @@ def cholesky(a, *, upper=False):
     a_d += unbroadcast(cholesky_adjoint(y_d, y, upper), a)
 
 
+if hasattr(np.linalg, "vector_norm"):  # numpy 2's array API norms, through norm's backward
+
+    @rule(np.linalg.vector_norm)
+    def vector_norm(x, *, axis=None, keepdims=False, ord=2):
+        y = np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+        y_d = yield y
+        x_d += vector_norm_adjoint(y_d, x, y, axis, ord)
+
+    @rule(np.linalg.matrix_norm)
+    def matrix_norm(x, *, keepdims=False, ord="fro"):
+        y = np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+        y_d = yield y
+        x_d += norm_adjoint(y_d, x, y, ord, (-2, -1), keepdims)
+
+
 # ---- helpers ----------------------------------------------------------------------------------
+
+
+def vector_norm_adjoint(y_d, x, y, axis, ord):
+    """`vector_norm` backward: the axes it reduces (all for None, any number) merged into one."""
+    if is_zero(y_d):
+        return 0.0
+    values = np.asarray(x)
+    reduced = list(_axes(axis, values.ndim))
+    order = [a for a in range(values.ndim) if a not in reduced] + reduced
+    moved = np.transpose(values, order)
+    merged = moved.reshape(moved.shape[: values.ndim - len(reduced)] + (-1,))
+    kept = merged.shape[:-1]
+    g = norm_adjoint(np.reshape(y_d, kept), merged, np.reshape(y, kept), ord, -1, False)
+    return unbroadcast(np.transpose(np.reshape(g, moved.shape), np.argsort(order)), x)
 
 
 def transposed(x):
