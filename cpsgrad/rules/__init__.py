@@ -1,8 +1,9 @@
 """The built-in rule table; importing this package registers every built-in rule.
 
 One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`,
-`numpy/` (ufuncs, reductions, products, shapes, creation, ...), `scipy/` (signal, ...), `containers`, `closures`,
-`subscripts`, `nn`; `registry` is the table and the decorators that fill it.
+`numpy/` (ufuncs, reductions, products, shapes, creation, linalg, ...), `scipy/` (signal, linalg,
+special, stats), `containers`, `closures`, `subscripts`, `nn`; `registry` is the table and the
+decorators that fill it.
 """
 
 from cpsgrad.rules import closures, containers, math, nn, numpy, operators, scipy, subscripts  # noqa: F401

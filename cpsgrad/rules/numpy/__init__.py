@@ -1,5 +1,7 @@
 """Derivative rules for the numpy API, one module a group: `ufuncs` (unary), `binary` (binary ufuncs,
-`where`, `clip`), `reductions`, `products`, `shapes`, `creation`.
+`where`, `clip`), `reductions`, `products`, `shapes`, `creation`, `contractions`,
+`signals`, `differences`, `nan_reductions`, `ufunc_methods`, `linalg` and `linalg_decompositions`
+(numpy.linalg).
 
 Every gradient has its input's shape and dtype (float32 stays float32; a Python float gets a
 Python float); broadcasting is undone by `cpsgrad_runtime.unbroadcast`, and every backward gives
@@ -22,6 +24,8 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     contractions,
     creation,
     differences,
+    linalg,
+    linalg_decompositions,
     nan_reductions,
     products,
     reductions,

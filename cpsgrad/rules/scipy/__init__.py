@@ -1,3 +1,4 @@
-"""Derivative rules for scipy, one module a subpackage: `signal` (convolve, correlate)."""
+"""Derivative rules for scipy, one module a subpackage: `signal` (convolve, correlate), `linalg`
+(scipy.linalg)."""
 
-from cpsgrad.rules.scipy import signal  # noqa: F401  (registers them)
+from cpsgrad.rules.scipy import linalg, signal  # noqa: F401  (registers them)
