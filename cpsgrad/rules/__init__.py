@@ -1,11 +1,11 @@
 """The built-in rule table; importing this package registers every built-in rule.
 
 One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`,
-`numpy/` (ufuncs, reductions, products, shapes, creation), `containers`, `closures`,
+`numpy/` (ufuncs, reductions, products, shapes, creation), `scipy/` (special, stats), `containers`, `closures`,
 `subscripts`, `nn`; `registry` is the table and the decorators that fill it.
 """
 
-from cpsgrad.rules import closures, containers, math, nn, numpy, operators, subscripts  # noqa: F401
+from cpsgrad.rules import closures, containers, math, nn, numpy, operators, scipy, subscripts  # noqa: F401
 from cpsgrad.rules.registry import TABLE, rule
 
 __all__ = ["TABLE", "rule"]
