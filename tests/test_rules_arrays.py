@@ -394,34 +394,45 @@ def test_rule_matches_finite_differences(spec, dtype):
 _COVERED = (numpy_rules.__name__ + ".", "cpsgrad.rules.scipy.")  # the rule families every spec table covers
 
 
-def _differentiable_primitives() -> dict[int, object]:
-    """The primitives cpsgrad/rules/numpy/ and cpsgrad/rules/scipy/ give a derivative, by id."""
+def _identity(primitive) -> object:
+    """What the coverage tests know a primitive by: its id, or for a method bound to an object
+    (`scipy.stats.norm.logpdf`, a new object at each read) the object's and the function's."""
+    if type(primitive) is types.MethodType:
+        return (id(primitive.__self__), id(primitive.__func__))
+    return id(primitive)
+
+
+def _differentiable_primitives() -> dict[object, object]:
+    """The primitives cpsgrad/rules/numpy/ and cpsgrad/rules/scipy/ give a derivative, by `_identity`."""
     return {
-        id(primitive): primitive
+        _identity(primitive): primitive
         for primitive in TABLE.primitives()
         if any(r.differentiable and r.template.__module__.startswith(_COVERED) for r in TABLE.rules_for(primitive))
     }
 
 
-def _called(function: Callable) -> set[int]:
-    """Ids of the functions, module attributes and array methods or attributes a function's code names."""
-    named: set[int] = set()
+def _called(function: Callable) -> set:
+    """`_identity` of the functions, module attributes, objects' methods (a bound method's function
+    too) and array methods or attributes a function's code names, its closure's values included."""
+    named: set = set()
     value = None
+    code = function.__code__
     for instruction in dis.get_instructions(function):
-        if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), or a function imported by name
+        if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), a function imported by name, an object
             value = function.__globals__.get(instruction.argval, getattr(builtins, instruction.argval, None))
-            named.add(id(value))
-            if not isinstance(value, types.ModuleType):
-                value = None
+        elif instruction.opname.startswith("LOAD_DEREF") and instruction.argval in code.co_freevars:  # a closure's value
+            value = function.__closure__[code.co_freevars.index(instruction.argval)].cell_contents
         elif instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF")):  # a local: an array
             value = np.ndarray
+            continue
         elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and value is not None:
             value = getattr(value, instruction.argval, None)
-            named.add(id(value))
-            if not isinstance(value, types.ModuleType):
-                value = None
         else:
             value = None
+            continue
+        named.add(_identity(value))
+        if type(value) is types.MethodType:
+            named.add(id(value.__func__))
     return named
 
 
@@ -787,7 +798,7 @@ def test_an_unused_result_passes_the_symbolic_zero(op, function, arguments):
 
 
 def test_every_numpy_rule_meets_the_symbolic_zero():
-    covered = {id(op) for op, _, _ in ZERO_CASES}
+    covered = {_identity(op) for op, _, _ in ZERO_CASES}
     missing = [getattr(p, "__qualname__", repr(p)) for key, p in _differentiable_primitives().items() if key not in covered]
     assert not missing, f"numpy rules without a symbolic-zero case: {missing}"
 

@@ -388,9 +388,9 @@ def multigammaln_slope(a, d):
 
 
 def entr_slope(x):
-    """d entr(x) / dx = -(log x + 1) for x >= 0 (inf at 0), 0 where entr is -inf (JAX's)."""
+    """d entr(x) / dx = -(log x + 1): inf at 0, nan below (where entr is -inf), as JAX's."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.less(x, 0.0), 0.0, -(np.log(x) + 1.0))
+        return -(np.log(x) + 1.0)
 
 
 def _kept(value, shape_ndim: int, axis):

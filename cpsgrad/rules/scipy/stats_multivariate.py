@@ -2,7 +2,7 @@
 pdf and logpdf) and for the methods of frozen distributions (`scipy.stats.norm(0.0, 2.0).logpdf(x)`).
 
 A frozen distribution's parameters were fixed when it was made: its methods are differentiated in
-x only. A distribution frozen from differentiable parameters is refused where it is made (see
+x only (a frozen poisson's pmf has no rule: its counts are integers). A distribution frozen from differentiable parameters is refused where it is made (see
 `registry.advice`): write `scipy.stats.norm.logpdf(x, loc, scale)` instead.
 
 multivariate_normal's backward solves with the covariance directly (numpy.linalg), and gives the
@@ -23,7 +23,6 @@ from cpsgrad.runtime.broadcasting import unbroadcast
 # the frozen distributions' classes (their methods are the rules' primitives)
 rv_continuous_frozen = type(scipy.stats.norm())
 rv_frozen = next(c for c in rv_continuous_frozen.__mro__ if "cdf" in c.__dict__)
-rv_discrete_frozen = type(scipy.stats.poisson(1.0))
 multivariate_normal_frozen = type(scipy.stats.multivariate_normal())
 
 # ---- dirichlet ------------------------------------------------------------------------------------
@@ -111,20 +110,6 @@ def frozen_logsf(self, x):
     y = self.logsf(x)
     y_d = yield y
     x_d += frozen_adjoint(self, "logsf", y_d, y, x)
-
-
-@rule(rv_discrete_frozen.pmf)
-def frozen_pmf(self, k):
-    y = self.pmf(k)
-    y_d = yield y
-    k_d += frozen_adjoint(self, "pmf", y_d, y, k)
-
-
-@rule(rv_discrete_frozen.logpmf)
-def frozen_logpmf(self, k):
-    y = self.logpmf(k)
-    y_d = yield y
-    k_d += frozen_adjoint(self, "logpmf", y_d, y, k)
 
 
 @rule(multivariate_normal_frozen.logpdf)
