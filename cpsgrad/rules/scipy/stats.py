@@ -22,6 +22,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from cpsgrad.rules.operators import array_sign
 from cpsgrad.rules.registry import rule
 from cpsgrad.rules.scipy.special import refuse
 from cpsgrad.runtime.adjoints import is_zero
@@ -44,7 +45,7 @@ def _logistic(wrt, z):
 
 
 def _laplace(wrt, z):
-    return -np.sign(z)
+    return -array_sign(z)  # abs'(0) = 1, as JAX's
 
 
 def _cauchy(wrt, z):
