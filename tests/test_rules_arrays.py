@@ -405,25 +405,28 @@ def _differentiable_primitives() -> dict[object, object]:
 
 
 def _called(function: Callable) -> set:
-    """Table keys of the functions, module attributes, array methods or attributes and ufunc
-    methods a function's code names."""
+    """Table keys (registry._key) of the functions, module attributes, objects' methods (a bound
+    method's function too), array methods or attributes and ufunc methods a function's code names,
+    its closure's values included."""
     named: set = set()
     value = None
+    code = function.__code__
     for instruction in dis.get_instructions(function):
-        if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), or a function imported by name
+        if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), a function imported by name, an object
             value = function.__globals__.get(instruction.argval, getattr(builtins, instruction.argval, None))
-            named.add(_key(value))
-            if not isinstance(value, (types.ModuleType, np.ufunc)):
-                value = None
+        elif instruction.opname.startswith("LOAD_DEREF") and instruction.argval in code.co_freevars:  # a closure's value
+            value = function.__closure__[code.co_freevars.index(instruction.argval)].cell_contents
         elif instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF")):  # a local: an array
             value = np.ndarray
+            continue
         elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and value is not None:
             value = getattr(value, instruction.argval, None)
-            named.add(_key(value))
-            if not isinstance(value, (types.ModuleType, np.ufunc)):
-                value = None
         else:
             value = None
+            continue
+        named.add(_key(value))
+        if type(value) is types.MethodType:
+            named.add(id(value.__func__))
     return named
 
 

@@ -13,6 +13,7 @@ even where written in Python: a rule or an error, never their source transformed
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 
 import libcst as cst
@@ -60,6 +61,8 @@ def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
         return RULE if array_method(callee, resolver) is not None else USER
     if value in TABLE:
         return RULE
+    if type(value) is types.MethodType and value.__func__ in TABLE:  # a rule on the class's function
+        return USER  # (Model.energy, rv_frozen.cdf): the call site binds the instance first at run time
     if target(value) is not None or is_gradient(value) or constructible(value):
         return USER
     return PRIMITIVE

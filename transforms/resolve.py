@@ -71,6 +71,12 @@ class Resolver:
         return value
 
 
+def _bound_method(value) -> bool:
+    if type(value) is types.MethodType:
+        return True
+    return type(value) is types.BuiltinMethodType and value.__self__ is not None and not isinstance(value.__self__, types.ModuleType)
+
+
 def binding_guard(function: types.FunctionType, bindings: dict[str, object], checks: tuple[str, ...] | list[str] = (), values: dict | None = None):
     """A function of no arguments saying whether each dotted name in `bindings` still names
     the object it named (looked up as `function` would: its closure, its globals, builtins), and
@@ -94,7 +100,9 @@ def binding_guard(function: types.FunctionType, bindings: dict[str, object], che
         for attribute in rest:
             expression = f"getattr({expression}, {attribute!r}, M)"
         namespace[f"v{index}"] = value
-        checks.append(f"{expression} is v{index}")
+        # a method bound to an object (`scipy.stats.norm.logpdf`) is a new object at each read:
+        # equal (the same instance and function) is the same
+        checks.append(f"{expression} {'==' if _bound_method(value) else 'is'} v{index}")
     text = "def holds():\n    try:\n        return " + " and ".join(checks) + "\n    except ValueError:  # an empty cell\n        return False\n"
     exec(compile(text, f"<cpsgrad binding guard of {function.__qualname__}>", "exec"), namespace)  # noqa: S102
     return namespace["holds"]

@@ -14,6 +14,7 @@ whose output is not differentiable (`int`, `len`, `round`).
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 import types
 from collections.abc import Callable
@@ -242,6 +243,105 @@ class RuleTable:
 
 
 TABLE = RuleTable()
+
+
+# ---- what to declare for a primitive without a rule ---------------------------------------------
+
+
+def advice(primitive: object, label: str) -> str:
+    """The advice of the NoRuleError for a call `label(...)` of `primitive` (as the call names
+    it): which rule to declare, by the name it has in its library's public namespace
+    (`@cpsgrad.rule(scipy.special.logsumexp)`, not `scipy.special._logsumexp.logsumexp`), and
+    where one exists, the function that already has a rule to call instead (a distribution's
+    method for a frozen distribution's; a function of the same name in another module)."""
+    if TABLE.rules_for(primitive):
+        return f"no derivative rule for {label} fits these arguments; see cpsgrad.rule to add one"
+    owner = getattr(primitive, "__self__", None)
+    if _distribution(primitive):  # scipy.stats.norm(loc, scale) with a differentiable loc or scale
+        name = public_name(primitive) or label
+        parameters = "loc, scale" if hasattr(primitive, "freeze") else "mean, cov"  # rv_generic or multi_rv_generic
+        return (
+            f"a distribution frozen from differentiable parameters ({label}(...)) is not differentiated "
+            f"(a frozen distribution's methods are, in x only); pass the parameters to the method "
+            f"instead: {name}.logpdf(x, {parameters}), not {name}({parameters}).logpdf(x)"
+        )
+    name = public_name(primitive) or label
+    text = f"no derivative rule for {label}; declare one with @cpsgrad.rule({name})"
+    if type(primitive) is types.MethodType and public_name(owner) is None and not isinstance(owner, type):
+        function = primitive.__func__  # a method of an object with no public name: the class's function serves all
+        text += f" (this object's method), or @cpsgrad.rule({public_name(function) or function.__qualname__}) for every instance"
+    if _distribution(getattr(owner, "dist", None)):  # a frozen distribution's method
+        method = getattr(owner.dist, primitive.__name__, None)
+        if method is not None and TABLE.rules_for(method):
+            return text + (f"; {public_name(method)} has one: call it with the parameters, "
+                           f"{public_name(method)}(x, loc, scale) (shape parameters first)")
+    others = sorted({public_name(p) or "" for p in TABLE.primitives() if _same_function(p, primitive)} - {"", name})
+    if others:
+        text += f"; {' and '.join(others[:3])} {'has' if len(others) == 1 else 'have'} one"
+    return text
+
+
+def public_name(value: object) -> str | None:
+    """The dotted name `value` has where its library exports it (the module path without its
+    private parts, `scipy.special.logsumexp`; `scipy.stats.norm.logpdf` for a method bound to
+    `scipy.stats.norm`), else its defining module's; None for an object with no such name."""
+    owner = getattr(value, "__self__", None)
+    if type(value) in (types.MethodType, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+        base = public_name(owner)
+        return f"{base}.{value.__name__}" if base is not None else None
+    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    module = getattr(value, "__module__", None)
+    if isinstance(owner, types.ModuleType):
+        module = module or owner.__name__
+    if isinstance(qualname, str) and (hasattr(value, "__qualname__") or callable(getattr(value, "reduce", None))):
+        modules = _public_modules(module) if isinstance(module, str) else ["numpy", "scipy.special"]  # a ufunc
+        for candidate in modules:
+            if _attribute(sys.modules.get(candidate), qualname) is value:
+                return qualname if candidate == "__main__" else f"{candidate}.{qualname}"
+        return f"{module}.{qualname}" if isinstance(module, str) and module not in ("builtins", "__main__") else qualname
+    kind = type(value).__module__  # an instance (scipy.stats.norm): a public module's name for it
+    for candidate in _public_modules(kind)[:-1]:
+        found = sys.modules.get(candidate)
+        name = next((n for n, v in vars(found).items() if v is value and not n.startswith("_")), None) if found else None
+        if name is not None:
+            return f"{candidate}.{name}"
+    return None
+
+
+def _public_modules(module: str) -> list[str]:
+    """`module`'s public ancestors, nearest first, then `module` itself:
+    scipy.special._logsumexp -> [scipy.special, scipy, scipy.special._logsumexp]."""
+    parts = module.split(".")
+    public = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
+    return [".".join(parts[:n]) for n in range(public, 0, -1)] + ([module] if public < len(parts) else [])
+
+
+def _attribute(owner, dotted: str):
+    for part in dotted.split("."):
+        if owner is None or part.startswith("<"):
+            return None
+        owner = getattr(owner, part, None)
+    return owner
+
+
+def _distribution(value) -> bool:
+    """A scipy.stats distribution (`scipy.stats.norm`, not one frozen), which calling freezes."""
+    classes = [getattr(sys.modules.get(module), name, None) for module, name in _DISTRIBUTIONS]
+    return any(isinstance(value, kind) for kind in classes if isinstance(kind, type))
+
+
+_DISTRIBUTIONS = (("scipy.stats._distn_infrastructure", "rv_generic"), ("scipy.stats._multivariate", "multi_rv_generic"))
+
+
+def _same_function(candidate, primitive) -> bool:
+    """A function of another module with `primitive`'s name (math.erf for scipy.special.erf), not
+    a method (every distribution has its logpdf)."""
+    if candidate is primitive or getattr(candidate, "__self__", None) is not None and not isinstance(candidate.__self__, types.ModuleType):
+        return False
+    name = getattr(primitive, "__name__", None)
+    return isinstance(name, str) and getattr(candidate, "__name__", None) == name and not isinstance(candidate, type) and "." not in (getattr(candidate, "__qualname__", name) or name)
 
 
 def not_differentiable(primitive: Callable, name: str | None = None) -> Callable:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
-from cpsgrad.rules.registry import TABLE
+from cpsgrad.rules.registry import TABLE, advice
 from cpsgrad.runtime import targets
 from cpsgrad.runtime.adapters import _ADAPTER_FILE, _adapter, _constructor, _describe
 from cpsgrad.runtime.closures import DEFINITIONS, environment_adjoint, partial_adjoint
@@ -326,7 +326,7 @@ class CallSite:
             adapter = _adapter(callee.func, len(callee.args) + positional, names)
             return targets.Target(adapter, callee.args, tuple(callee.keywords.items()), partials=(callee,))
         method = _unbound_method(callee)
-        if method is not None:  # d.get(k, x) of a dict: the rule of dict.get, called as (d, k, x)
+        if method is not None:  # d.get(k, x): the rule of dict.get, called as (d, k, x); model.f(x): of Model.f
             return targets.Target(_adapter(method, positional + 1, self.keywords), (callee.__self__,))
         found = targets.target(callee)
         if found is not None:
@@ -338,21 +338,16 @@ class CallSite:
             )
         if not callable(callee):
             raise TypeError(f"'{type(callee).__name__}' object is not callable")
-        name = _describe(callee)
         if targets.constructible(callee):
             return targets.Target(_constructor(callee, positional, self.keywords))
         if isinstance(callee, type):
             raise UnsupportedError(
-                self.location, f"call of the class {name}",
+                self.location, f"call of the class {_describe(callee)}",
                 "constructing objects other than NamedTuples and dataclasses (without __post_init__) from "
                 "differentiable values is not supported yet; pass the values themselves (in a tuple, a "
                 "dict, a list or arrays) instead",
             )
-        raise NoRuleError(
-            self.location, f"call of {self.label}",
-            f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}) and has no "
-            f"derivative rule; declare one with @cpsgrad.rule({name})",
-        )
+        raise NoRuleError(self.location, f"call of {self.label}", f"not a Python function cpsgrad can transform ({type(callee).__name__}): {advice(callee, self.label)}")
 
     def where(self) -> str:
         return f"{self.location}: " if self.location is not None else ""
@@ -489,7 +484,10 @@ def _defaults_of(function: types.FunctionType, names: tuple[str, ...]) -> tuple:
 
 
 def _unbound_method(callee):
-    """For a builtin method bound to an object (`d.get`), the type's method if it has a rule."""
+    """For a method bound to an object (`d.get`, `model.energy`), its type's method (the class's
+    function) if that has a rule: the call is that rule's, the object its first argument."""
+    if type(callee) is types.MethodType:
+        return callee.__func__ if _has_rule(callee.__func__) else None
     if not isinstance(callee, types.BuiltinMethodType) or isinstance(callee.__self__, types.ModuleType) or callee.__self__ is None:
         return None
     method = getattr(type(callee.__self__), callee.__name__, None)
