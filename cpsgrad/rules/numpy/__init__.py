@@ -1,5 +1,6 @@
 """Derivative rules for the numpy API, one module a group: `ufuncs` (unary), `binary` (binary ufuncs,
-`where`, `clip`), `reductions`, `products`, `shapes`, `creation`.
+`where`, `clip`), `reductions`, `products`, `shapes`, `creation`, `arrangements` (diagonals, rolls, tiles, flips, joins),
+`sorting` (sort, take, choose, select), `padding` (`np.pad`), `parts` (real, imag, conj, angle).
 
 Every gradient has its input's shape and dtype (float32 stays float32; a Python float gets a
 Python float); broadcasting is undone by `cpsgrad_runtime.unbroadcast`, and every backward gives
@@ -17,4 +18,15 @@ numbers, so the rules that can build an array from numbers (`np.full`, `np.arang
 `np.broadcast_to`, copies and casts) go through `array_adjoint` instead.
 """
 
-from cpsgrad.rules.numpy import binary, creation, products, reductions, shapes, ufuncs  # noqa: F401  (registers them)
+from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
+    arrangements,
+    binary,
+    creation,
+    padding,
+    parts,
+    products,
+    reductions,
+    shapes,
+    sorting,
+    ufuncs,
+)
