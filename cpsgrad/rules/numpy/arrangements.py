@@ -108,7 +108,7 @@ def flipud(m):
 
 
 @rule(np.rot90)
-def rot90(m, k=1, axes=(0, 1)):
+def rot90(m, k=1, axes=None):  # None for numpy's (0, 1): a template's tuple default is not inlined
     y = np.rot90(m, k, axes)
     y_d = yield y
     m_d += rot90_adjoint(y_d, m, k, axes)
@@ -290,7 +290,7 @@ def rot90_adjoint(adjoint, x, k, axes):
     """`np.rot90` backward: rotated back."""
     if is_zero(adjoint):
         return 0.0
-    return unbroadcast(np.rot90(adjoint, -k, axes), x)
+    return unbroadcast(np.rot90(adjoint, -k, (0, 1) if axes is None else axes), x)
 
 
 def _joined_adjoint(adjoint, arrays, sizes, axis):

@@ -10,10 +10,9 @@ Complex values are not differentiated yet: a complex value reaching one of these
 # ruff: noqa: F821, F841
 import numpy as np
 
-from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime.adjoints import is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import refuse_complex, unbroadcast
 
 
 @rule(np.real)
@@ -76,19 +75,9 @@ def angle(z, deg=False):
 # ---- helpers ----------------------------------------------------------------------------------
 
 
-def refuse_complex(x, name: str) -> None:
-    """Raise for a complex `x`: the parts of complex numbers are not differentiated yet."""
-    if np.iscomplexobj(x):
-        raise UnsupportedError(
-            None, f"{name} of a complex value",
-            "cpsgrad does not differentiate complex numbers yet; keep the real and imaginary parts "
-            "as two real arrays",
-        )
-
-
 def real_part_adjoint(adjoint, x, name: str):
     """`np.real`/`np.conj` backward on a real `x`: the identity."""
-    refuse_complex(x, name)
+    refuse_complex(x, f"{name} of a complex value")
     if is_zero(adjoint):
         return 0.0
     return unbroadcast(adjoint, x)
@@ -97,5 +86,5 @@ def real_part_adjoint(adjoint, x, name: str):
 def constant_part_adjoint(adjoint, x, name: str):
     """`np.imag`/`np.angle` backward on a real `x`: no gradient (0 everywhere; the angle's jump
     at 0 has derivative 0 as JAX's)."""
-    refuse_complex(x, name)
+    refuse_complex(x, f"{name} of a complex value")
     return 0.0
