@@ -1,6 +1,7 @@
 """Derivative rules for the parts of numbers, on real values: `np.real` (and `x.real`,
 `np.real_if_close`) and `np.conj` are the identity, `np.imag` (`x.imag`) is zero and `np.angle`
-is 0 or pi, neither with a gradient.
+is 0 or pi, neither with a gradient (JAX gives NaN for the angle's derivative at 0, as
+arctan2(0, 0)'s; a step function's derivative is 0 there, as np.sign's).
 
 Complex values are not differentiated yet: a complex value reaching one of these is refused
 (its real and imaginary parts would need an adjoint each), never given a real-valued answer.
