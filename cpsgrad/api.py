@@ -26,6 +26,7 @@ from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import device as runtime_device
 from cpsgrad.runtime.adapters import primitive_caller
+from cpsgrad.runtime.broadcasting import refuse_complex
 from cpsgrad.transforms import kinds, pipeline, source
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
@@ -153,18 +154,26 @@ class _DeepCalls:
 _deep = _DeepCalls()
 
 
+_COMPLEX_GRADIENT = "a complex gradient of a real argument (a complex value computed from it)"
+
+
 def _as_gradient(argument, adjoint):
     """The gradient of one argument, in the argument's own type, shape and dtype; a container's
     in the same structure (zeros for the parts nothing read)."""
     if type(argument) is float:
-        return adjoint if type(adjoint) is float else float(adjoint)
+        if type(adjoint) is float:
+            return adjoint
+        refuse_complex(adjoint, _COMPLEX_GRADIENT)
+        return float(adjoint)
     if type(argument) is np.ndarray:
         if type(adjoint) is not np.ndarray or adjoint.shape != argument.shape:
             adjoint = np.broadcast_to(adjoint, argument.shape)
         if adjoint.dtype != argument.dtype or not adjoint.flags.writeable or adjoint.base is not None:
+            refuse_complex(adjoint, _COMPLEX_GRADIENT)
             adjoint = adjoint.astype(argument.dtype, copy=True)
         return adjoint
     if isinstance(argument, np.floating):
+        refuse_complex(adjoint, _COMPLEX_GRADIENT)
         return argument.dtype.type(adjoint)
     if type(argument) is DeviceArray:
         return runtime_device.as_gradient(argument, adjoint)

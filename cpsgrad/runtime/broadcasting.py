@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import SequenceAdjoint
@@ -28,6 +29,8 @@ def unbroadcast(adjoint, like):
     if type(adjoint) is float and adjoint == 0.0:  # the symbolic zero
         return adjoint
     if kind is _ndarray:
+        if like.dtype.kind != "c":
+            refuse_complex(adjoint, "a complex value computed from a differentiable real one")
         if type(adjoint) is _ndarray and adjoint.shape == like.shape:
             return adjoint if adjoint.dtype == like.dtype else adjoint.astype(like.dtype)
         return _reduce_to(adjoint, like.shape, like.dtype)
@@ -36,9 +39,12 @@ def unbroadcast(adjoint, like):
     if kind is float or kind is int or kind is bool:
         if type(adjoint) is float:
             return adjoint
+        refuse_complex(adjoint, "a complex value computed from a differentiable real one")
         # a DeviceArray's sum is copied to the host: the gradient of a Python number is one
         return float(adjoint.sum()) if type(adjoint) is _ndarray or type(adjoint) is DeviceArray else float(adjoint)
     if isinstance(like, np.generic):
+        if like.dtype.kind != "c":
+            refuse_complex(adjoint, "a complex value computed from a differentiable real one")
         if type(adjoint) is DeviceArray:
             return like.dtype.type(float(adjoint.sum()))
         return like.dtype.type(adjoint.sum() if type(adjoint) is _ndarray else adjoint)
@@ -53,6 +59,17 @@ def unbroadcast(adjoint, like):
             return _as_sequence_adjoint(adjoint, like)
         return adjoint
     return adjoint
+
+
+def refuse_complex(value, construct: str) -> None:
+    """Raise for a complex `value`: complex numbers are not differentiated yet, and casting a
+    complex adjoint to a real input's dtype would drop its imaginary part without a word."""
+    if type(value) is complex or (type(value) is not float and np.iscomplexobj(value)):
+        raise UnsupportedError(
+            None, construct,
+            "cpsgrad does not differentiate complex numbers yet; keep the real and imaginary parts "
+            "as two real arrays",
+        )
 
 
 def reduced_product(a, b, like):

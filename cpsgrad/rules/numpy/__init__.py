@@ -1,7 +1,9 @@
 """Derivative rules for the numpy API, one module a group: `ufuncs` (unary), `binary` (binary ufuncs,
-`where`, `clip`), `reductions`, `products`, `shapes`, `creation`, `contractions`,
-`signals`, `differences`, `nan_reductions`, `ufunc_methods`, `linalg` and `linalg_decompositions`
-(numpy.linalg).
+`where`, `clip`), `reductions`, `products`, `shapes`, `creation`, `arrangements` (diagonals, rolls,
+tiles, flips, joins), `sorting` (sort, take, choose, select), `padding` (`np.pad`), `parts` (real,
+imag, conj, angle), `contractions` (einsum, tensordot, kron, cross), `signals` (convolve,
+correlate, polyval, interp), `differences` (diff, gradient, cumprod), `nan_reductions`,
+`ufunc_methods` (reduce, accumulate, outer), `linalg` and `linalg_decompositions` (numpy.linalg).
 
 Every gradient has its input's shape and dtype (float32 stays float32; a Python float gets a
 Python float); broadcasting is undone by `cpsgrad_runtime.unbroadcast`, and every backward gives
@@ -20,6 +22,7 @@ numbers, so the rules that can build an array from numbers (`np.full`, `np.arang
 """
 
 from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
+    arrangements,
     binary,
     contractions,
     creation,
@@ -27,10 +30,13 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     linalg,
     linalg_decompositions,
     nan_reductions,
+    padding,
+    parts,
     products,
     reductions,
     shapes,
     signals,
+    sorting,
     ufunc_methods,
     ufuncs,
 )

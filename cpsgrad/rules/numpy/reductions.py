@@ -88,6 +88,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 @rule(np.trace)
+@rule(np.ndarray.trace)
 def trace(a, offset=0, axis1=0, axis2=1):
     y = np.trace(a, offset, axis1, axis2)
     y_d = yield y

@@ -1,0 +1,152 @@
+"""Derivative rules for numpy's sorting and selection by index: sort, partition, take,
+take_along_axis, choose, select.
+
+A sort or partition moves elements: the backward sends each output element's adjoint back to the
+element it came from. Tied values are matched in their order of position (a stable sort of input
+and output), so that of equal values the first gets the first sorted position, as JAX's sort.
+`x.sort()` sorts in place and has no rule: the transform refuses it (use `np.sort(x)`).
+"""
+
+# Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
+# ruff: noqa: F821, F841
+import numpy as np
+
+from cpsgrad.rules.registry import rule
+from cpsgrad.runtime.adjoints import SequenceAdjoint, is_zero
+from cpsgrad.runtime.broadcasting import unbroadcast
+
+# ---- sorting ----------------------------------------------------------------------------------
+
+
+@rule(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    y = np.sort(a, axis, kind, order, stable=stable)
+    y_d = yield y
+    a_d += permutation_adjoint(y_d, a, y, axis)
+
+
+@rule(np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    y = np.partition(a, kth, axis, kind, order)
+    y_d = yield y
+    a_d += permutation_adjoint(y_d, a, y, axis)
+
+
+# ---- selection by index -----------------------------------------------------------------------
+
+
+@rule(np.take)
+@rule(np.ndarray.take)
+def take(a, indices, axis=None, *, mode="raise"):
+    y = np.take(a, indices, axis, mode=mode)
+    y_d = yield y
+    a_d += take_adjoint(y_d, a, indices, axis, mode)
+
+
+@rule(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    y = np.take_along_axis(arr, indices, axis)
+    y_d = yield y
+    arr_d += take_along_axis_adjoint(y_d, arr, indices, axis)
+
+
+@rule(np.choose)
+def choose(a, choices, *, mode="raise"):
+    y = np.choose(a, choices, mode=mode)
+    y_d = yield y
+    choices_d += choose_adjoint(y_d, a, choices, mode)
+
+
+@rule(np.select)
+def select(condlist, choicelist, default=0):
+    y = np.select(condlist, choicelist, default)
+    y_d = yield y
+    choicelist_g, default_g = select_adjoint(y_d, condlist, choicelist, default)
+    choicelist_d += choicelist_g
+    default_d += default_g
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def permutation_adjoint(adjoint, x, result, axis):
+    """The adjoint of `x` when `result` holds `x`'s elements rearranged along `axis` (None: the
+    flat `x`'s), as `np.sort` and `np.partition` do: output and input matched by a stable sort
+    of each, so tied values go back in their order of position."""
+    if is_zero(adjoint):
+        return 0.0
+    values = np.asarray(x)
+    if axis is None:
+        values, result, adjoint, axis = np.ravel(values), np.ravel(result), np.ravel(adjoint), 0
+    sources = np.argsort(values, axis=axis, kind="stable")
+    targets = np.argsort(result, axis=axis, kind="stable")
+    gathered = np.zeros(values.shape, np.asarray(adjoint).dtype)
+    np.put_along_axis(gathered, sources, np.take_along_axis(np.asarray(adjoint), targets, axis), axis)
+    return unbroadcast(np.reshape(gathered, np.shape(x)), x)
+
+
+def _wrapped(indices, length: int, mode: str):
+    """Indices as `np.take`/`np.choose` read them under `mode` ('raise', 'wrap' or 'clip')."""
+    indices = np.asarray(indices)
+    if mode == "wrap":
+        return np.mod(indices, length)
+    if mode == "clip":
+        return np.clip(indices, 0, length - 1)
+    return indices
+
+
+def take_adjoint(adjoint, x, indices, axis, mode):
+    """`np.take(x, indices, axis, mode=mode)` backward: the adjoint added at the positions taken
+    (axis None: of the flat `x`); a position taken twice gets both."""
+    if is_zero(adjoint):
+        return 0.0
+    adjoint = np.asarray(adjoint)
+    shape = np.shape(x)
+    if axis is None:
+        summed = np.zeros(int(np.prod(shape)), adjoint.dtype)
+        np.add.at(summed, _wrapped(indices, summed.size, mode), adjoint)
+        return unbroadcast(summed.reshape(shape), x)
+    along = axis % len(shape)
+    summed = np.zeros(shape, adjoint.dtype)
+    np.add.at(summed, (slice(None),) * along + (_wrapped(indices, shape[along], mode),), adjoint)
+    return unbroadcast(summed, x)
+
+
+def take_along_axis_adjoint(adjoint, x, indices, axis):
+    """`np.take_along_axis` backward: the adjoint added at the positions taken."""
+    if is_zero(adjoint):
+        return 0.0
+    adjoint = np.asarray(adjoint)
+    values = np.asarray(x)
+    if axis is None:
+        values, axis = np.ravel(values), 0
+    axis = axis % values.ndim
+    position = [
+        indices if dimension == axis else np.arange(size).reshape((1,) * dimension + (-1,) + (1,) * (values.ndim - dimension - 1))
+        for dimension, size in enumerate(values.shape)
+    ]
+    summed = np.zeros(values.shape, adjoint.dtype)
+    np.add.at(summed, tuple(position), adjoint)
+    return unbroadcast(np.reshape(summed, np.shape(x)), x)
+
+
+def choose_adjoint(adjoint, a, choices, mode):
+    """`np.choose(a, choices)` backward: each choice gets the adjoint where `a` chose it."""
+    if is_zero(adjoint):
+        return 0.0
+    index = _wrapped(a, len(choices), mode)
+    parts = [unbroadcast(np.where(index == j, adjoint, 0), choice) for j, choice in enumerate(choices)]
+    if isinstance(choices, np.ndarray):
+        return unbroadcast(np.stack(parts), choices)
+    return SequenceAdjoint(parts)
+
+
+def select_adjoint(adjoint, condlist, choicelist, default):
+    """`np.select` backward, (choices' adjoint, default's): each choice gets the adjoint where its
+    condition is the first true one, the default where none is."""
+    if is_zero(adjoint):
+        return 0.0, 0.0
+    count = len(choicelist)
+    chosen = np.select(condlist, list(range(count)), count)
+    parts = [unbroadcast(np.where(chosen == j, adjoint, 0), choice) for j, choice in enumerate(choicelist)]
+    return SequenceAdjoint(parts), unbroadcast(np.where(chosen == count, adjoint, 0), default)
