@@ -10,6 +10,10 @@ Every kernel follows one calling convention:
 Built-in kernels are listed by name in each device's catalog (``cpsgrad.kernels.cpu.CATALOG``)
 and imported on first dispatch, so importing this module compiles nothing and does not import
 numba.
+
+The table also speaks the array type that wraps raw device arrays (``DeviceArray``): that type
+installs itself with ``install_wrapper`` when its module is imported, so this module imports
+nothing of it (``cpsgrad.kernels.device_array`` imports the table, not the other way round).
 """
 
 from __future__ import annotations
@@ -20,14 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cpsgrad.kernels.device_array import DeviceArray, unwrap, wrap
-
 __all__ = [
     "DeviceMismatchError",
     "Kernel",
     "describe",
     "device_of",
     "dispatch",
+    "install_wrapper",
     "lookup",
     "ops",
     "register",
@@ -78,6 +81,25 @@ _ndarray = np.ndarray
 _SKIPPED = frozenset({float, int, bool, type(None)})
 
 
+class _NoWrapper:
+    """The wrapper type until one is installed: no array is of this type."""
+
+
+# The array type wrapping raw device arrays, and its wrap / unwrap (see ``install_wrapper``).
+_Wrapper: type = _NoWrapper
+_wrap = _unwrap = None
+
+
+def install_wrapper(array_type: type, wrap: Callable, unwrap: Callable) -> None:
+    """Let ``dispatch`` take arrays of ``array_type`` (wrappers of raw device arrays: they run on
+    CUDA) and return kernels that speak them: ``unwrap(array)`` is the raw array of a wrapper (or
+    anything else as it is), ``wrap(raw)`` a wrapper around a raw device array a kernel returned.
+    ``cpsgrad.kernels.device_array`` installs ``DeviceArray`` when imported; one type at a time."""
+    global _Wrapper, _wrap, _unwrap
+    _Wrapper, _wrap, _unwrap = array_type, wrap, unwrap
+    _wrapped.clear()
+
+
 def _dtype_set(dtypes: Iterable) -> frozenset:
     return frozenset(np.dtype(dtype) for dtype in dtypes)
 
@@ -114,7 +136,7 @@ def device_of(array) -> str | None:
     """The device an array lives on, or None for anything that is not an array."""
     if isinstance(array, _ndarray):
         return "cpu"
-    if type(array) is DeviceArray or hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
+    if type(array) is _Wrapper or hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
         return "cuda"
     return None
 
@@ -186,7 +208,7 @@ def _dispatch(op: str, arrays: tuple) -> Kernel:
     device = None
     wrapped = False
     for array in arrays:
-        wrapped = wrapped or type(array) is DeviceArray
+        wrapped = wrapped or type(array) is _Wrapper
         found = "cpu" if type(array) is _ndarray else device_of(array)
         if found is None or found == device:
             continue
@@ -220,13 +242,14 @@ _wrapped: dict[str, tuple[Kernel, Kernel]] = {}
 
 
 def _for_device_arrays(kernel: Kernel) -> Kernel:
-    """``kernel`` taking DeviceArrays (``cpsgrad.to_device``'s arrays) where it takes raw device
-    arrays, and returning DeviceArrays: the forward unwraps its arguments and wraps its output(s),
+    """``kernel`` taking wrappers (``cpsgrad.to_device``'s DeviceArrays) where it takes raw device
+    arrays, and returning wrappers: the forward unwraps its arguments and wraps its output(s),
     the backward unwraps the adjoint(s) and wraps the input adjoints; residuals stay raw."""
     entry = _wrapped.get(kernel.op)
     if entry is not None and entry[0] is kernel:
         return entry[1]
     forward, backward = kernel.forward, kernel.backward
+    unwrap = _unwrap
 
     def forward_device_arrays(*args, **params):
         output, saved = forward(*map(unwrap, args), **params)
@@ -245,7 +268,8 @@ def _for_device_arrays(kernel: Kernel) -> Kernel:
 def _wrap_all(value):
     if type(value) is tuple:
         return tuple(map(_wrap_all, value))
-    return wrap(value) if hasattr(value, "copy_to_host") and not isinstance(value, _ndarray) and type(value) is not DeviceArray else value
+    raw = hasattr(value, "copy_to_host") and not isinstance(value, _ndarray) and type(value) is not _Wrapper
+    return _wrap(value) if raw else value
 
 
 def lookup(op: str, device: str = "cpu") -> Kernel:

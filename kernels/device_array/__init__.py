@@ -21,9 +21,12 @@ This package imports neither numba nor the CUDA kernels: they load on the first 
 
 The package is split by concern: ``array`` (the class, wrapping, host/device copies),
 ``operands`` (operands, promotion, arithmetic), ``shaping`` (reductions, shapes, constructors),
-``indexing`` and ``numpy_api`` (the ufunc and function tables).
+``indexing`` and ``numpy_api`` (the ufunc and function tables). The class imports none of the
+others: each installs the operations it implements in the class's ``_ops`` when imported, and
+this file imports them all, so a DeviceArray is never seen without them.
 """
 
+from cpsgrad.kernels.device_array import numpy_api  # noqa: F401  (installs the numpy tables)
 from cpsgrad.kernels.device_array.array import DeviceArray, to_device, to_host, unwrap, wrap
 from cpsgrad.kernels.device_array.indexing import basic_view, conformed, index_adjoint
 from cpsgrad.kernels.device_array.shaping import full, zeros

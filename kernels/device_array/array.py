@@ -1,5 +1,7 @@
 """The ``DeviceArray`` class (numpy's face over a raw device array), wrapping, and the copies
-between host and device. The operations its methods run live in the sibling modules."""
+between host and device. The operations its methods run live in the sibling modules, which
+import the class: each installs its operations in ``_ops`` when imported (the package imports
+them all), so this module imports none of them."""
 
 from __future__ import annotations
 
@@ -8,11 +10,31 @@ import operator
 
 import numpy as np
 
+from cpsgrad.kernels import table
+
 __all__ = ["DeviceArray", "to_device", "to_host", "unwrap", "wrap"]
 
 _ndarray = np.ndarray
 _NUMBERS = (float, int, bool)
 _MOVE = "move the data with cpsgrad.to_device(array), or the DeviceArray to the host with cpsgrad.to_host(x)"
+
+
+class _Operations:
+    """The operations DeviceArray's methods run (``_ops.binary("add", self, other)``), each set by
+    the sibling module that implements it (``operands``, ``shaping``, ``indexing``, ``numpy_api``)
+    when the package imports it."""
+
+    __slots__ = (
+        "binary", "unary", "compare", "matmul", "dot", "cast", "refuse_host",
+        "reduction", "reshape", "squeeze", "transpose", "clip", "getitem", "ufuncs", "functions",
+    )
+
+    def install(self, **operations) -> None:
+        for name, operation in operations.items():
+            setattr(self, name, operation)
+
+
+_ops = _Operations()
 
 
 class DeviceArray:
@@ -113,70 +135,70 @@ class DeviceArray:
 
     # ---- operators -----------------------------------------------------------------------------
     def __add__(self, other):
-        return _binary("add", self, other)
+        return _ops.binary("add", self, other)
 
     def __radd__(self, other):
-        return _binary("add", other, self)
+        return _ops.binary("add", other, self)
 
     def __sub__(self, other):
-        return _binary("sub", self, other)
+        return _ops.binary("sub", self, other)
 
     def __rsub__(self, other):
-        return _binary("sub", other, self)
+        return _ops.binary("sub", other, self)
 
     def __mul__(self, other):
-        return _binary("mul", self, other)
+        return _ops.binary("mul", self, other)
 
     def __rmul__(self, other):
-        return _binary("mul", other, self)
+        return _ops.binary("mul", other, self)
 
     def __truediv__(self, other):
-        return _binary("div", self, other)
+        return _ops.binary("div", self, other)
 
     def __rtruediv__(self, other):
-        return _binary("div", other, self)
+        return _ops.binary("div", other, self)
 
     def __pow__(self, other):
-        return _binary("pow", self, other)
+        return _ops.binary("pow", self, other)
 
     def __rpow__(self, other):
-        return _binary("pow", other, self)
+        return _ops.binary("pow", other, self)
 
     def __matmul__(self, other):
-        return _matmul(self, other)
+        return _ops.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return _matmul(other, self)
+        return _ops.matmul(other, self)
 
     def __neg__(self):
-        return _unary("neg", self)
+        return _ops.unary("neg", self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return _unary("abs", self)
+        return _ops.unary("abs", self)
 
     def __eq__(self, other):
-        return _compare("equal", self, other)
+        return _ops.compare("equal", self, other)
 
     def __ne__(self, other):
-        return _compare("not_equal", self, other)
+        return _ops.compare("not_equal", self, other)
 
     def __lt__(self, other):
-        return _compare("less", self, other)
+        return _ops.compare("less", self, other)
 
     def __le__(self, other):
-        return _compare("less_equal", self, other)
+        return _ops.compare("less_equal", self, other)
 
     def __gt__(self, other):
-        return _compare("greater", self, other)
+        return _ops.compare("greater", self, other)
 
     def __ge__(self, other):
-        return _compare("greater_equal", self, other)
+        return _ops.compare("greater_equal", self, other)
 
     def __getitem__(self, index):
-        return _getitem(self, index)
+        return _ops.getitem(self, index)
 
     # ---- numpy protocols ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -186,10 +208,10 @@ class DeviceArray:
         extra = sorted(key for key, value in kwargs.items() if value is not None)
         if extra:
             raise TypeError(f"{name}: keyword {', '.join(extra)} is not supported on a DeviceArray")
-        implementation = _UFUNCS.get(ufunc)
+        implementation = _ops.ufuncs.get(ufunc)
         if implementation is None:
             raise TypeError(f"{name} is not supported on a DeviceArray (no CUDA kernel); {_MOVE}")
-        _refuse_host(name, inputs)
+        _ops.refuse_host(name, inputs)
         result = implementation(*inputs)
         if result is NotImplemented:
             kinds = ", ".join(type(value).__name__ for value in inputs)
@@ -197,7 +219,7 @@ class DeviceArray:
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        implementation = _FUNCTIONS.get(func)
+        implementation = _ops.functions.get(func)
         name = f"numpy.{getattr(func, '__name__', func)}"
         if implementation is None:
             raise TypeError(f"{name} is not supported on a DeviceArray (no CUDA kernel); {_MOVE}")
@@ -206,49 +228,49 @@ class DeviceArray:
 
     # ---- methods -------------------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        return _reduction("sum", self, axis, keepdims, dtype, out)
+        return _ops.reduction("sum", self, axis, keepdims, dtype, out)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        return _reduction("mean", self, axis, keepdims, dtype, out)
+        return _ops.reduction("mean", self, axis, keepdims, dtype, out)
 
     def max(self, axis=None, out=None, keepdims=False):
-        return _reduction("max", self, axis, keepdims, None, out)
+        return _ops.reduction("max", self, axis, keepdims, None, out)
 
     def min(self, axis=None, out=None, keepdims=False):
-        return _reduction("min", self, axis, keepdims, None, out)
+        return _ops.reduction("min", self, axis, keepdims, None, out)
 
     def reshape(self, *shape, order="C"):
-        return _reshape(self, shape[0] if len(shape) == 1 else shape, order)
+        return _ops.reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
     def ravel(self, order="C"):
-        return _reshape(self, (self.size,), order)
+        return _ops.reshape(self, (self.size,), order)
 
     flatten = ravel
 
     def squeeze(self, axis=None):
-        return _squeeze(self, axis)
+        return _ops.squeeze(self, axis)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
             axes = axes[0]
         else:
             axes = tuple(a for a in axes if a is not None) or None
-        return _transpose(self, axes)
+        return _ops.transpose(self, axes)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         dtype = np.dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
-        return _cast(self, dtype)
+        return _ops.cast(self, dtype)
 
     def copy(self, order="K"):
-        return _cast(self, self.dtype)
+        return _ops.cast(self, self.dtype)
 
     def clip(self, min=None, max=None):
-        return _clip(self, min, max)
+        return _ops.clip(self, min, max)
 
     def dot(self, other):
-        return _dot(self, other)
+        return _ops.dot(self, other)
 
 
 def wrap(raw) -> DeviceArray:
@@ -261,6 +283,9 @@ def wrap(raw) -> DeviceArray:
 def unwrap(value):
     """The raw device array of a DeviceArray; anything else as it is."""
     return value._array if type(value) is DeviceArray else value
+
+
+table.install_wrapper(DeviceArray, wrap, unwrap)
 
 
 def to_device(array) -> DeviceArray:
@@ -282,18 +307,3 @@ def to_host(array) -> np.ndarray:
     from cpsgrad.kernels.cuda.transfer import to_host as move
 
     return move(array)
-
-
-# The operations the methods call; imported last because they import DeviceArray from here.
-from cpsgrad.kernels.device_array.indexing import _getitem  # noqa: E402
-from cpsgrad.kernels.device_array.numpy_api import _FUNCTIONS, _UFUNCS  # noqa: E402
-from cpsgrad.kernels.device_array.operands import (  # noqa: E402
-    _binary,
-    _cast,
-    _compare,
-    _dot,
-    _matmul,
-    _refuse_host,
-    _unary,
-)
-from cpsgrad.kernels.device_array.shaping import _clip, _reduction, _reshape, _squeeze, _transpose  # noqa: E402

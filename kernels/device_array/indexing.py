@@ -7,9 +7,10 @@ import operator
 
 import numpy as np
 
-from cpsgrad.kernels.device_array.array import _MOVE, _NUMBERS, DeviceArray, _ndarray, wrap
-from cpsgrad.kernels.device_array.operands import _cast_raw, _dispatch, _operand, _run
+from cpsgrad.kernels.device_array.array import _MOVE, _NUMBERS, DeviceArray, _ndarray, _ops, wrap
+from cpsgrad.kernels.device_array.operands import _cast_raw, _operand, _run
 from cpsgrad.kernels.device_array.shaping import _broadcast_to, full, zeros
+from cpsgrad.kernels.table import dispatch
 
 
 def basic_view(shape: tuple, index) -> tuple[tuple, list, int] | None:
@@ -103,7 +104,7 @@ def index_adjoint(container: DeviceArray, index, adjoint) -> DeviceArray:
     view = basic_view(tuple(raw.shape), index)
     if view is None:
         indices = _indices(index)
-        kernel = _dispatch("gather", raw, indices)
+        kernel = dispatch("gather", raw, indices)
         output, saved = kernel.forward(raw, indices, axis=0)
         return wrap(kernel.backward(_conformed(adjoint, tuple(output.shape), raw.dtype), saved)[0])
     from cpsgrad.kernels.cuda.layout import scatter_view
@@ -131,3 +132,6 @@ def _conformed(value, shape, dtype):
     if tuple(raw.shape) != tuple(shape):
         return _broadcast_to(wrap(raw), shape)._array
     return raw
+
+
+_ops.install(getitem=_getitem)

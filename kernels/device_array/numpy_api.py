@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpsgrad.kernels.device_array.array import _ops
 from cpsgrad.kernels.device_array.operands import (
     _binary,
     _compare,
@@ -97,3 +98,5 @@ _FUNCTIONS = {
     np.ndim: lambda a: a.ndim,
     np.size: _size,
 }
+
+_ops.install(ufuncs=_UFUNCS, functions=_FUNCTIONS)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsgrad.kernels.device_array.array import _MOVE, _NUMBERS, DeviceArray, _ndarray, wrap
+from cpsgrad.kernels.device_array.array import _MOVE, _NUMBERS, DeviceArray, _ndarray, _ops, wrap
+from cpsgrad.kernels.table import DeviceMismatchError, dispatch
 
 
 def _refuse_host(name: str, values) -> None:
@@ -15,8 +16,6 @@ def _refuse_host(name: str, values) -> None:
 
 
 def _mixed(name: str):
-    from cpsgrad.kernels.table import DeviceMismatchError
-
     raise DeviceMismatchError(f"{name}: a numpy (host) array mixed with a DeviceArray; {_MOVE}")
 
 
@@ -54,14 +53,8 @@ def _promote(name: str, a, b):
     return a, b
 
 
-def _dispatch(op: str, *raw):
-    from cpsgrad.kernels.table import dispatch
-
-    return dispatch(op, *raw)
-
-
 def _run(op: str, *raw, **params):
-    return wrap(_dispatch(op, *raw).forward(*raw, **params)[0])
+    return wrap(dispatch(op, *raw).forward(*raw, **params)[0])
 
 
 def _binary(op: str, a, b):
@@ -137,3 +130,14 @@ def _dot(a, b):
     if max(ndims) > 2:
         raise TypeError(f"numpy.dot of {ndims[0]}-d and {ndims[1]}-d DeviceArrays is not supported; use np.matmul")
     return _matmul(a, b)
+
+
+_ops.install(
+    binary=_binary,
+    unary=_unary,
+    compare=_compare,
+    matmul=_matmul,
+    dot=_dot,
+    cast=_cast,
+    refuse_host=_refuse_host,
+)

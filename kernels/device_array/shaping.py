@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from cpsgrad.kernels.device_array.array import _MOVE, _NUMBERS, DeviceArray, wrap
+from cpsgrad.kernels.device_array.array import _MOVE, _NUMBERS, DeviceArray, _ops, wrap
 from cpsgrad.kernels.device_array.operands import (
     _binary,
     _cast,
@@ -256,3 +256,6 @@ def full(shape, dtype, value: float) -> DeviceArray:
 
 def zeros(shape, dtype) -> DeviceArray:
     return full(shape, dtype, 0.0)
+
+
+_ops.install(reduction=_reduction, reshape=_reshape, squeeze=_squeeze, transpose=_transpose, clip=_clip)
