@@ -40,7 +40,7 @@ SPECS = [
     S("inv stacked", lambda a, w: np.sum(np.linalg.inv(a + 4 * np.eye(3, dtype=a.dtype)) * w), [(2, 3, 3)], (-1.0, 1.0)),
     S("pinv wide", lambda a, w: np.sum(np.linalg.pinv(a + SPREAD.astype(a.dtype)) * w), [(3, 4)], SMALL),
     S("pinv tall stacked", lambda a, w: np.sum(np.linalg.pinv(a + TALL.astype(a.dtype)) * w), [(2, 4, 3)], SMALL),
-    S("pinv low rank rcond", lambda a, w: np.sum(np.linalg.pinv((a + RANK2) @ (a + RANK2).T, 1e-4) * w), [(3, 2)], SMALL),
+    S("pinv low rank rcond", lambda a, w: np.sum(np.linalg.pinv((a + RANK2.astype(a.dtype)) @ (a + RANK2.astype(a.dtype)).T, 1e-4) * w), [(3, 2)], SMALL),
     S("pinv hermitian", lambda a, w: np.sum(np.linalg.pinv(a + 4 * np.eye(3, dtype=a.dtype), hermitian=True) * w), [(3, 3)], (-1.0, 1.0)),
     S("det", lambda a, w: np.linalg.det(a) * w, [(3, 3)]),
     S("det stacked", lambda a, w: np.sum(np.linalg.det(a) * w), [(2, 2, 2)]),
@@ -206,13 +206,13 @@ def _lower(a):
     return _jnp().tril(a) + _jnp().tril(a, -1).T
 
 
-RANK2 = np.arange(1.0, 10.0).reshape(3, 3)  # rank 2: its cofactors are not all 0
+SINGULAR = np.arange(1.0, 10.0).reshape(3, 3)  # rank 2: its cofactors are not all 0
 W2 = np.array([[1.0, -2.0], [0.5, 3.0]])
 REFLECTION = np.eye(3) - 2.0 / 3.0 * np.ones((3, 3))  # orthogonal, dense
 K = Kink
 KINKS = [
-    K("det at a singular matrix", lambda a: np.linalg.det(a), lambda m: _jnp().linalg.det(m), (RANK2,)),
-    K("scipy det at a singular matrix", lambda a: SL.det(a), lambda m: _jnp().linalg.det(m), (RANK2,)),
+    K("det at a singular matrix", lambda a: np.linalg.det(a), lambda m: _jnp().linalg.det(m), (SINGULAR,)),
+    K("scipy det at a singular matrix", lambda a: SL.det(a), lambda m: _jnp().linalg.det(m), (SINGULAR,)),
     K("slogdet of a negative determinant", lambda a: np.linalg.slogdet(a)[1], lambda m: _jnp().linalg.slogdet(m)[1], (-SPD,)),
     K(
         "eigvalsh at a double eigenvalue, equal adjoints",
