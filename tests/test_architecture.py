@@ -21,7 +21,8 @@ OVERSIZED = {
     "cpsgrad/testing/check.py": 738,
     "cpsgrad/testing/fuzz.py": 767,
     "cpsgrad/testing/programs.py": 1920,
-    "transforms/normalize.py": 633,
+    "transforms/normalize.py": 702,  # 633 before wrapping at 120 columns; the normalize/ package splits it
+    "transforms/pipeline.py": 545,  # 493 before wrapping at 120 columns; to split with the stage grouping
 }
 
 
