@@ -16,6 +16,9 @@ WITHOUT_ADJOINT = {
     "shape", "ord", "offset", "num", "endpoint", "stop", "indices_or_sections", "pad_width",
     "kernel_size", "stride", "padding", "key", "index", "indices", "labels", "condition",
     "start", "kind", "names", "definition", "indexer",
+    "k", "shift", "reps", "repeats", "kth",  # diag/tril/triu/rot90 offsets, roll, tile, repeat, partition: ints
+    "mode", "deg", "tol",  # np.pad's mode, np.angle's flag, np.real_if_close's threshold (real values only)
+    "condlist",  # np.select's booleans
     "first", "second", "third", "fourth", "fifth", "sixth",  # item_at / transpose axes: ints
     "a",  # np.full_like(a, fill): only a's shape and dtype
     "y",  # copysign(x, y): piecewise constant in y

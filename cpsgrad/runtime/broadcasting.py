@@ -64,7 +64,14 @@ def unbroadcast(adjoint, like):
 def refuse_complex(value, construct: str) -> None:
     """Raise for a complex `value`: complex numbers are not differentiated yet, and casting a
     complex adjoint to a real input's dtype would drop its imaginary part without a word."""
-    if type(value) is complex or (type(value) is not float and np.iscomplexobj(value)):
+    kind = type(value)
+    if kind is float or kind is int:
+        return
+    if kind is _ndarray or kind is DeviceArray or isinstance(value, np.generic):
+        found = value.dtype.kind == "c"
+    else:
+        found = kind is complex or np.iscomplexobj(value)
+    if found:
         raise UnsupportedError(
             None, construct,
             "cpsgrad does not differentiate complex numbers yet; keep the real and imaginary parts "

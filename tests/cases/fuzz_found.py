@@ -127,7 +127,7 @@ def refused_in_a_lambda_default(x, y):
 
 
 def no_rule_in_a_lambda_default(x, y):
-    g = lambda u=(np.sort(y) if x > 0 else y): u  # noqa: E731, B008
+    g = lambda u=(np.unwrap(y) if x > 0 else y): u  # noqa: E731, B008
     return np.sum(g()) + x
 
 
