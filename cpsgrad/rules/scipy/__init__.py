@@ -1,5 +1,12 @@
 """Derivative rules for scipy: `special` and `special_bessel` (scipy.special), `stats` and
 `stats_multivariate` (scipy.stats' distributions, called as `scipy.stats.norm.logpdf(x, loc,
-scale)`, and frozen distributions in x)."""
+scale)`, and frozen distributions in x).
 
-from cpsgrad.rules.scipy import special, special_bessel, stats, stats_multivariate  # noqa: F401
+Each family is imported once its library is (`RuleTable.defer`): `import cpsgrad` does not
+import scipy.stats, and a program that calls scipy.stats has imported it.
+"""
+
+from cpsgrad.rules.registry import TABLE
+
+TABLE.defer("scipy.special", "cpsgrad.rules.scipy.special", "cpsgrad.rules.scipy.special_bessel")
+TABLE.defer("scipy.stats", "cpsgrad.rules.scipy.stats", "cpsgrad.rules.scipy.stats_multivariate")

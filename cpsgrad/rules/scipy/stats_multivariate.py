@@ -16,7 +16,7 @@ import scipy.special
 import scipy.stats
 
 from cpsgrad.rules.registry import rule
-from cpsgrad.rules.scipy.stats import CONTINUOUS, count_adjoint, density_adjoint
+from cpsgrad.rules.scipy.stats import CONTINUOUS, density_adjoint
 from cpsgrad.runtime.adjoints import is_zero
 from cpsgrad.runtime.broadcasting import unbroadcast
 
