@@ -82,7 +82,8 @@ class Rule:
 
     @cached_property
     def definition(self) -> cst.FunctionDef:
-        source = textwrap.dedent(inspect.getsource(self.template))
+        # a template made from a text (cpsgrad/rules/scipy/stats.py) carries it: linecache may be cleared
+        source = getattr(self.template, "__rule_source__", None) or textwrap.dedent(inspect.getsource(self.template))
         module = cst.parse_module(source)
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
