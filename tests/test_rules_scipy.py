@@ -116,6 +116,9 @@ class Spring:
         return 0.5 * self.stiffness * float(np.round(x * 1e6) / 1e6) ** 2  # not differentiable as written
 
 
+SPRING = Spring(3.0)
+
+
 @pytest.fixture
 def declared():
     """Rules declared in a test, removed after it."""
@@ -144,7 +147,6 @@ def test_a_rule_on_a_class_function_applies_to_its_bound_methods(declared):
         s = Spring(3.0)
         return s.energy(x) + 1.0
 
-    globals()["SPRING"] = spring
     assert cpsgrad.grad(of_a_parameter)(0.5, spring) == 3.0
     assert cpsgrad.grad(of_a_global)(0.5) == 3.0
     assert cpsgrad.grad(of_a_local)(0.5) == 1.5
@@ -257,3 +259,18 @@ def test_a_call_site_refusal_gives_the_advice():
 
     with pytest.raises(cpsgrad.NoRuleError, match=r"call of f: .*declare one with @cpsgrad\.rule\(scipy\.special\.struve\)"):
         cpsgrad.grad(calls, argnums=2)(scipy.special.struve, 1.0, 0.5)
+
+
+def test_the_scipy_rules_load_once_scipy_is_imported():
+    """`import cpsgrad` does not import scipy.stats (a second); the rules come with it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, cpsgrad\n"
+        "assert 'scipy.stats' not in sys.modules\n"
+        "import scipy.stats\n"
+        "assert scipy.stats.norm.logpdf in cpsgrad.rules.TABLE\n"
+        "assert cpsgrad.grad(scipy.stats.norm.logpdf)(1.0) == -1.0\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)

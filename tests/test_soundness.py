@@ -22,6 +22,8 @@ WITHOUT_ADJOINT = {
     "first", "second", "third", "fourth", "fifth", "sixth",  # item_at / transpose axes: ints
     "a",  # np.full_like(a, fill): only a's shape and dtype
     "y",  # copysign(x, y): piecewise constant in y
+    "return_sign", "allow_singular",  # logsumexp's and multivariate_normal's flags
+    "self",  # a frozen distribution's method: the distribution, an object (its parameters fixed)
 }
 
 

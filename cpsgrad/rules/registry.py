@@ -13,9 +13,11 @@ whose output is not differentiable (`int`, `len`, `round`).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 import textwrap
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,7 +82,8 @@ class Rule:
 
     @cached_property
     def definition(self) -> cst.FunctionDef:
-        source = textwrap.dedent(inspect.getsource(self.template))
+        # a template made from a text (cpsgrad/rules/scipy/stats.py) carries it: linecache may be cleared
+        source = getattr(self.template, "__rule_source__", None) or textwrap.dedent(inspect.getsource(self.template))
         module = cst.parse_module(source)
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
@@ -209,8 +212,30 @@ class RuleTable:
         self._rules: dict[int, list[Rule]] = {}
         self._primitives: dict[int, object] = {}
         self.version = 0
+        self._deferred: dict[str, tuple[str, ...]] = {}  # library module -> the rule modules for it
+        self._loading = threading.Lock()
+
+    def defer(self, library: str, *modules: str) -> None:
+        """Import the rule `modules` once the module `library` is imported, not before
+        (scipy.stats takes a second to import): looked for at each lookup that finds no rule,
+        and before a rule is added (a user's rule stays in front of the built-in ones)."""
+        self._deferred[library] = modules
+        self.load_deferred()
+
+    def load_deferred(self) -> bool:
+        """Import the deferred rule modules whose library is imported now; whether any were."""
+        if not self._deferred or not any(library in sys.modules for library in self._deferred):
+            return False
+        with self._loading:
+            ready = [library for library in self._deferred if library in sys.modules]
+            for library in ready:
+                for module in self._deferred.pop(library, ()):
+                    importlib.import_module(module)
+        return bool(ready)
 
     def add(self, primitive: object, template: Callable, replace: bool = False) -> Rule:
+        if self._deferred and not self._loading.locked():
+            self.load_deferred()
         if not inspect.isgeneratorfunction(template) and "yield" in inspect.getsource(template):
             raise CpsgradError(f"rule template {template.__name__} must be a plain generator function")
         rule = Rule(primitive, template)
@@ -233,12 +258,15 @@ class RuleTable:
         stored = self._primitives.get(key)
         if stored is primitive or (stored is not None and type(key) is tuple and stored == primitive):
             return self._rules.get(key, [])
+        if self._deferred and self.load_deferred():
+            return self.rules_for(primitive)
         return []
 
     def __contains__(self, primitive: object) -> bool:
         return bool(self.rules_for(primitive))
 
     def primitives(self) -> list[object]:
+        self.load_deferred()
         return [self._primitives[key] for key, rules in self._rules.items() if rules]
 
 

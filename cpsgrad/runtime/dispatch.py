@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
-from cpsgrad.rules.registry import TABLE, advice
+from cpsgrad.rules.registry import TABLE, advice, public_name
 from cpsgrad.runtime import targets
 from cpsgrad.runtime.adapters import _ADAPTER_FILE, _adapter, _constructor, _describe
 from cpsgrad.runtime.closures import DEFINITIONS, environment_adjoint, partial_adjoint
@@ -347,7 +347,8 @@ class CallSite:
                 "differentiable values is not supported yet; pass the values themselves (in a tuple, a "
                 "dict, a list or arrays) instead",
             )
-        raise NoRuleError(self.location, f"call of {self.label}", f"not a Python function cpsgrad can transform ({type(callee).__name__}): {advice(callee, self.label)}")
+        name = public_name(callee) or _describe(callee)
+        raise NoRuleError(self.location, f"call of {self.label}", f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}); {advice(callee, self.label)}")
 
     def where(self) -> str:
         return f"{self.location}: " if self.location is not None else ""

@@ -67,13 +67,13 @@ COUNTS = np.array([[0, 1, 2, 5], [3, 0, 1, 4], [2, 2, 7, 1]])
 SPECS += [
     S("poisson.pmf", lambda mu, w: np.sum(st.poisson.pmf(COUNTS, mu) * w), [(4,)], (0.5, 3.0)),
     S("poisson.logpmf", lambda mu, w: np.sum(st.poisson.logpmf(COUNTS, mu) * w), [(4,)], (0.5, 3.0)),
-    S("poisson.logpmf float", lambda mu, w: np.sum(st.poisson.logpmf(COUNTS + 1, mu, 1) * w), [FLOAT], (0.5, 3.0)),
+    S("poisson.logpmf float", lambda mu, w: np.sum(st.poisson.logpmf(COUNTS, mu, -1) * w), [FLOAT], (0.5, 3.0)),
     S("poisson.cdf", lambda mu, w: np.sum(st.poisson.cdf(COUNTS + 0.5, mu) * w), [(4,)], (0.5, 3.0)),
     S("poisson.logcdf", lambda mu, w: np.sum(st.poisson.logcdf(COUNTS, mu) * w), [FLOAT], (0.5, 3.0)),
     S("poisson.sf", lambda mu, w: np.sum(st.poisson.sf(COUNTS, mu) * w), [(4,)], (0.5, 3.0)),
     S("poisson.logsf", lambda mu, w: np.sum(st.poisson.logsf(COUNTS, mu) * w), [(4,)], (0.5, 3.0)),
-    # dirichlet: points on the simplex made from the inputs (softmax over the components, axis 0);
-    # float64 only: scipy refuses a float32 softmax whose sum rounds to 0.99999994 (off the simplex)
+    # dirichlet: points on the simplex made from the inputs (softmax over the components, axis 0;
+    # in float64: scipy refuses a float32 softmax's sum 1 - 6e-8)
     S("dirichlet.logpdf", lambda u, alpha, w: st.dirichlet.logpdf(scipy.special.softmax(u), alpha) * w,
       [(3,), (3,)], ((-1.0, 1.0), (0.5, 3.0)), dtypes=("float64",)),
     S("dirichlet.logpdf points", lambda u, alpha, w: np.sum(st.dirichlet.logpdf(scipy.special.softmax(u, axis=0), alpha) * w),
@@ -90,7 +90,7 @@ SPECS += [
     S("multivariate_normal.logpdf diagonal", lambda x, m, v, w: np.sum(st.multivariate_normal.logpdf(x, m, v) * w),
       [(4, 3), (3,), (3,)], ((-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0))),
     S("multivariate_normal.logpdf variance", lambda x, m, v, w: np.sum(st.multivariate_normal.logpdf(x, m, v) * w),
-      [(4,), FLOAT, FLOAT], ((-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0))),  # one dimension: a point per element
+      [(4,), FLOAT, FLOAT], ((-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0))),  # one dimension: 4 points
     S("multivariate_normal.pdf", lambda x, m, a, w: np.sum(st.multivariate_normal.pdf(x, m, a @ a.T + np.eye(2)) * w),
       [(3, 2), (2,), (2, 2)], (-1.0, 1.0)),
 ]

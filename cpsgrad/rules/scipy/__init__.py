@@ -1,6 +1,15 @@
-"""Derivative rules for scipy, one module a subpackage: `signal` (convolve, correlate), `linalg`
+"""Derivative rules for scipy, one module a family: `signal` (convolve, correlate), `linalg`
 (scipy.linalg), `special` and `special_bessel` (scipy.special), `stats` and `stats_multivariate`
 (scipy.stats' distributions, called as `scipy.stats.norm.logpdf(x, loc, scale)`, and frozen
-distributions in x)."""
+distributions in x).
 
-from cpsgrad.rules.scipy import linalg, signal, special, special_bessel, stats, stats_multivariate  # noqa: F401
+Each family is imported once its library is (`RuleTable.defer`): `import cpsgrad` does not
+import scipy.stats, and a program that calls scipy.stats has imported it.
+"""
+
+from cpsgrad.rules.registry import TABLE
+
+TABLE.defer("scipy.signal", "cpsgrad.rules.scipy.signal")
+TABLE.defer("scipy.linalg", "cpsgrad.rules.scipy.linalg")
+TABLE.defer("scipy.special", "cpsgrad.rules.scipy.special", "cpsgrad.rules.scipy.special_bessel")
+TABLE.defer("scipy.stats", "cpsgrad.rules.scipy.stats", "cpsgrad.rules.scipy.stats_multivariate")

@@ -9,8 +9,8 @@ derivative is known: in a density everywhere; in a distribution function (cdf, s
 and scale, not in a shape parameter (that is refused when differentiated: `special.refuse`).
 
 The templates are alike but for the distribution, its shape parameters and the method, so they
-are made from one text (`_TEMPLATE`), each `def` written into linecache so that the transform
-reads it as any template's source; `cpsgrad show` prints what they inline. Their backwards call
+are made from one text (`_TEMPLATE`), each `def` carrying its text (`__rule_source__`, which
+the transform reads as any template's source; in linecache too, for tracebacks); `cpsgrad show` prints what they inline. Their backwards call
 `density_adjoint` / `count_adjoint` here: one call per differentiated parameter.
 """
 
@@ -175,7 +175,9 @@ def _template(text: str, name: str):
     filename = f"<cpsgrad rule template {name}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     exec(compile(text, filename, "exec"), globals())  # noqa: S102 - a template written above
-    return globals()[name]
+    template = globals()[name]
+    template.__rule_source__ = text  # what the transform reads (linecache may be cleared)
+    return template
 
 
 for _name, (_shapes, _) in CONTINUOUS.items():
