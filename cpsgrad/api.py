@@ -67,8 +67,9 @@ def _reset(value):
 
 def _check_differentiable(name: str, value, nested: bool = False) -> None:
     """Differentiated arguments are floats (Python floats, numpy floating scalars and arrays,
-    float32/float64 DeviceArrays) or containers of them: dicts, tuples, lists, NamedTuples and dataclass instances, nested (a
-    None inside a container is allowed, and gets None as its gradient)."""
+    float32/float64 DeviceArrays) or containers of them: dicts, tuples, lists, NamedTuples and
+    dataclass instances, nested (a None inside a container is allowed, and gets None as its
+    gradient)."""
     if type(value) is float:
         return
     if isinstance(value, np.ndarray):
@@ -109,7 +110,9 @@ def _check_differentiable(name: str, value, nested: bool = False) -> None:
             advice = f"pass {name}=float({value!r})"
         else:
             advice = "pass a float, a float array, or a dict, tuple, list, NamedTuple or dataclass of them"
-        raise ArgumentError(f"cannot differentiate with respect to {name}: it is {kind} {value!r}, not a float; {advice}")
+        raise ArgumentError(
+            f"cannot differentiate with respect to {name}: it is {kind} {value!r}, not a float; {advice}"
+        )
 
 
 def _parts(value) -> list | None:
@@ -198,7 +201,8 @@ def _as_gradient(argument, adjoint):
         found = adjoint if isinstance(adjoint, dict) else {}
         gradient = copy.copy(argument)
         for field in dataclasses.fields(argument):
-            object.__setattr__(gradient, field.name, _as_gradient(getattr(argument, field.name), found.get(field.name, 0.0)))
+            value = _as_gradient(getattr(argument, field.name), found.get(field.name, 0.0))
+            object.__setattr__(gradient, field.name, value)
         return gradient
     return adjoint
 
@@ -252,7 +256,8 @@ class _Runner:
     def program(self, argument_kinds: tuple[str, ...]) -> pipeline.Transformed:
         transformed = self.programs.get(argument_kinds)
         if transformed is None or not transformed.holds():
-            transformed = self.programs[argument_kinds] = pipeline.transform(self.function, self.argnums, argument_kinds)
+            transformed = pipeline.transform(self.function, self.argnums, argument_kinds)
+            self.programs[argument_kinds] = transformed
         return transformed
 
     def __call__(self, args, kwargs):
@@ -419,12 +424,17 @@ def show(
         raise ArgumentError("pass example or numbers, not both")
     if example is not None:
         if len(example) != len(names):
-            raise ArgumentError(f"example has {len(example)} arguments; {function.__qualname__} takes {len(names)} {tuple(names)}")
+            raise ArgumentError(
+                f"example has {len(example)} arguments; {function.__qualname__} takes {len(names)} {tuple(names)}"
+            )
         argument_kinds = tuple(map(kinds.of, example))
     elif numbers is not None:
         numbers = set(numbers)
         unknown = numbers - set(names)
         if unknown:
-            raise ArgumentError(f"{function.__qualname__} has no parameter {', '.join(sorted(unknown))}; its parameters are {tuple(names)}")
+            missing = ", ".join(sorted(unknown))
+            raise ArgumentError(
+                f"{function.__qualname__} has no parameter {missing}; its parameters are {tuple(names)}"
+            )
         argument_kinds = tuple(kinds.NUMBER if name in numbers else kinds.ANY for name in names)
     return pipeline.stage_text(function, _argnums(argnums), stage, argument_kinds, annotate)

@@ -73,12 +73,20 @@ def _names(text: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cpsgrad", description="Gradients of Python functions by a CPS source transform.")
+    description = "Gradients of Python functions by a CPS source transform."
+    parser = argparse.ArgumentParser(prog="cpsgrad", description=description)
     commands = parser.add_subparsers(dest="command", required=True)
     show = commands.add_parser("show", help="print the program cpsgrad generates for a function")
     show.add_argument("target", help="package.module:function, path/to/file.py:function or ...:Class.method")
-    show.add_argument("--stage", choices=("normalize", "cps", "final"), default="final", help="which pass's output (default: final, the program that runs)")
-    show.add_argument("--argnums", type=_argnums, default=0, help="differentiated positional arguments, e.g. 0 or 0,2 (default 0)")
+    show.add_argument(
+        "--stage",
+        choices=("normalize", "cps", "final"),
+        default="final",
+        help="which pass's output (default: final, the program that runs)",
+    )
+    show.add_argument(
+        "--argnums", type=_argnums, default=0, help="differentiated positional arguments, e.g. 0 or 0,2 (default 0)"
+    )
     show.add_argument(
         "--numbers", type=_names, default=None, metavar="NAMES",
         help="parameters that hold Python numbers, e.g. x,n: the program for them drops array handling "

@@ -59,7 +59,8 @@ def run(print_line=print, highlight=lambda text: text) -> int:
         numeric = central_difference(landing_distance, args, position)
         error = abs(gradient[position] - numeric) / max(1.0, abs(numeric))
         worst = max(worst, error)
-        print_line(f"  d/d{name:<5} = {gradient[position]: .9f}   finite differences: {numeric: .9f}   rel. error {error:.1e}")
+        ours = f"  d/d{name:<5} = {gradient[position]: .9f}"
+        print_line(f"{ours}   finite differences: {numeric: .9f}   rel. error {error:.1e}")
     agrees = worst < 1e-5
     print_line("\nThe gradient agrees with finite differences." if agrees else "\nMISMATCH with finite differences.")
     return 0 if agrees else 1

@@ -14,11 +14,12 @@ Conventions:
 * Arrays run through the dispatch table (``cpsgrad.kernels``): numpy arrays on the CPU kernels,
   CUDA device arrays on the CUDA kernels (``cpsgrad.DeviceArray``s in, DeviceArrays out);
   float32 and float64 (float32 stays float32, gradients included).
-* The elementwise activations (relu, leaky_relu, hardtanh, sigmoid, softplus) also take Python
-  numbers (computed with ``math``, returning a float; never through the table) and numpy arrays
-  of any dtype; a float numpy array smaller than the measured threshold of
+* The elementwise activations (relu, leaky_relu, hardtanh, sigmoid, softplus, silu) also take
+  Python numbers (computed with ``math``, returning a float; never through the table) and numpy
+  arrays of any dtype; a float numpy array smaller than the measured threshold of
   ``cpsgrad.kernels.thresholds`` is computed with numpy (faster there; same values), a larger
-  one by the kernel.
+  one by the kernel. An activation without a numpy version of its own (``_elementwise``: silu)
+  computes a Python number with the kernels' scalar formula and everything else by the kernel.
 * Everything else (conv, pooling, softmax, cross-entropy, normalisation, cells, ...) always calls
   the table: its kernel beats numpy at every size measured.
 * Positional parameters are differentiable, keyword-only ones (``stride``, ``seed``, ...) are not;
@@ -38,6 +39,7 @@ from cpsgrad.kernels import dispatch, thresholds
 from cpsgrad.kernels import nn as _kernels
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.device_array import full as device_full
+from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
 
 __all__ = [
     "avg_pool2d",
@@ -57,6 +59,7 @@ __all__ = [
     "pad",
     "relu",
     "sigmoid",
+    "silu",
     "softmax",
     "softmax_cross_entropy",
     "softplus",
@@ -101,6 +104,28 @@ def _numpy_sigmoid(x):
     """Stable logistic function in numpy (the kernel's formula)."""
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(x, np.float32), copy=False)
+
+
+def _float_input(x):
+    """A numpy scalar or array of a dtype the kernels lack as a float array the kernels take."""
+    dtype = np.result_type(x, np.float32)
+    return np.asarray(x, dtype if dtype in _KERNEL_DTYPES else np.float64)
+
+
+def _elementwise(op: str, x, **params):
+    """The elementwise catalog op ``op`` (``cpsgrad.kernels.formulas.elementwise.UNARY``) for an
+    activation with no numpy version of its own: a Python number by the op's scalar formula
+    (plain Python), a numpy scalar or an array of another dtype cast to a float array, and every
+    array by the kernel. ``params`` are the op's keyword parameters (the entry maps them to the
+    formula's scalars)."""
+    where = _route(op, x, "forward")
+    if where is _PYTHON:
+        entry = UNARY_BY_NAME[op]
+        return entry.value(float(x), *entry.params(**params))
+    if where is _NUMPY:
+        x_float = _float_input(x)
+        return _like(dispatch(op, x_float).forward(x_float, **params)[0], x)
+    return dispatch(op, x).forward(x, **params)[0]
 
 
 # ---- elementwise activations ------------------------------------------------------------------
@@ -158,6 +183,11 @@ def softplus(x):
     if where is _NUMPY:
         return _like(np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0), x)
     return _kernels.softplus(x)
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (also called swish); any shape."""
+    return _elementwise("silu", x)
 
 
 # ---- softmax and friends (always the table) ---------------------------------------------------

@@ -36,11 +36,13 @@ import numpy as np
 
 from cpsgrad.kernels import device_array, dispatch
 from cpsgrad.kernels.device_array import DeviceArray
+from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
 from cpsgrad.nn import (
     _NUMPY,
     _PYTHON,
     _bias,
     _channel_constant,
+    _float_input,
     _numpy_sigmoid,
     _python_sigmoid,
     _route,
@@ -168,6 +170,28 @@ def softplus(y_d, x):
         lambda g: g * _numpy_sigmoid(x),
         lambda: (x, (x,)),
     )
+
+
+def elementwise(y_d, op, x, y, **params):
+    """The backward of an activation ``op`` computed by ``cpsgrad.nn._elementwise`` (no helper of
+    its own; the output adjoint first, as for every helper): the catalog op's adjoint formula for a
+    Python number, else its kernel's backward from the input or the output ``y`` (whichever the
+    op's entry saves), a numpy scalar or an array of another dtype cast to a float array first.
+    ``params`` as the forward took them."""
+    if _zero(y_d):
+        return 0.0
+    entry = UNARY_BY_NAME[op]
+    p, q = entry.params(**params)
+    saved = y if entry.saves_output else x
+    where = _route(op, x, "backward")
+    if where is _PYTHON:
+        return entry.adjoint(float(y_d), float(saved), p, q)
+    if where is _NUMPY:
+        x_float, saved_float = _float_input(x), _float_input(saved)
+        adjoint = _backward(op, y_d, (x_float,), params, lambda: (saved_float, (saved_float, p, q)))[0]
+        return unbroadcast(adjoint, x)
+    # the CPU kernel's residuals: the saved array and both scalars (its backward takes them all)
+    return _backward(op, y_d, (x,), params, lambda: (y, (saved, p, q)))[0]
 
 
 def _host(value):

@@ -112,7 +112,8 @@ def _statements(text: str) -> dict[int, _Statement | None]:
             continue
         if isinstance(node, ast.Assign):
             targets = tuple(_names(node.targets, ast.Store))
-            statement = _Statement(node.lineno, targets, tuple(_names([node.value], ast.Load)), not _only_reads(node.value))
+            reads = tuple(_names([node.value], ast.Load))
+            statement = _Statement(node.lineno, targets, reads, not _only_reads(node.value))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             reads = (node.target.id, *_names([node.value], ast.Load))
             statement = _Statement(node.lineno, (node.target.id,), reads, True)
@@ -228,9 +229,9 @@ def _is_device_array(value) -> bool:
 
 def _is_data(value) -> bool:
     """Whether a value read is worth showing (numbers, arrays and containers, not functions or modules)."""
-    return isinstance(value, (int, float, complex, np.ndarray, np.generic, tuple, list, dict)) or _is_device_array(value) or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type)
-    )
+    if isinstance(value, (int, float, complex, np.ndarray, np.generic, tuple, list, dict)) or _is_device_array(value):
+        return True
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def shown(value) -> str:
@@ -348,7 +349,8 @@ class _Frame:
     def check(self, frame: types.FrameType) -> None:
         statement = self.statement
         self.statement = None
-        bad = [(name, value) for name in statement.targets if (value := frame.f_locals.get(name, _MISSING)) is not _MISSING and not finite(value)]
+        values = [(name, frame.f_locals.get(name, _MISSING)) for name in statement.targets]
+        bad = [(name, value) for name, value in values if value is not _MISSING and not finite(value)]
         if not bad:
             return
         # made here from finite values: not a read, not what watched code handed back
@@ -435,10 +437,19 @@ def run(program: types.FunctionType, args: tuple, k):
         sys.settrace(previous)
 
 
-def check_result(function: types.FunctionType, parameters: list[str], args: tuple, value, gradients: tuple, positions: tuple[int, ...], watch: _Run) -> None:
+def check_result(
+    function: types.FunctionType,
+    parameters: list[str],
+    args: tuple,
+    value,
+    gradients: tuple,
+    positions: tuple[int, ...],
+    watch: _Run,
+) -> None:
     """After a watched run: a non-finite value or gradient that no line made came in with a
     value the program read; say which arguments were non-finite and where it was first seen."""
-    parts = [("the value", value), *((f"the gradient of {parameters[p]}", g) for p, g in zip(positions, gradients, strict=True))]
+    labelled = ((f"the gradient of {parameters[p]}", g) for p, g in zip(positions, gradients, strict=True))
+    parts = [("the value", value), *labelled]
     wrong = [label for label, part in parts if not finite(part)]
     if not wrong:
         return
@@ -450,16 +461,24 @@ def check_result(function: types.FunctionType, parameters: list[str], args: tupl
         location, _ = program.origin(line)
         statement, program_name, program_line = program.text(line), program.name, line
         read = f", reading {', '.join(names)}" if names else ""
-        seen = f"; the first line that saw one: {location or 'a line cpsgrad added'} ({program_name}, line {line}: {statement}{read})"
+        where = location or "a line cpsgrad added"
+        seen = f"; the first line that saw one: {where} ({program_name}, line {line}: {statement}{read})"
     if inputs:
-        entered = "the argument" + ("s " if len(inputs) > 1 else " ") + ", ".join(f"{n} = {v}" for n, v in inputs.items()) + (" were" if len(inputs) > 1 else " was") + " already non-finite"
+        several = len(inputs) > 1
+        listed = ", ".join(f"{n} = {v}" for n, v in inputs.items())
+        entered = f"the argument{'s' if several else ''} {listed} {'were' if several else 'was'} already non-finite"
     else:
-        entered = "no argument was non-finite: a global, a captured value or a function cpsgrad does not watch handed one in"
+        entered = (
+            "no argument was non-finite: a global, a captured value or a function cpsgrad does not watch "
+            "handed one in"
+        )
+    verb = "are" if len(wrong) > 1 else "is"
     message = (
-        f"debug_nans: {' and '.join(wrong)} of {function.__qualname__} {'are' if len(wrong) > 1 else 'is'} not finite, but no statement made a "
+        f"debug_nans: {' and '.join(wrong)} of {function.__qualname__} {verb} not finite, but no statement made a "
         f"non-finite value from finite ones: {entered}{seen}"
     )
     raise NonFiniteError(
         message, phase="input", location=location, source_line=_source_line(location), statement=statement,
-        program=program_name, program_line=program_line, inputs=inputs, results={label: "not finite" for label in wrong},
+        program=program_name, program_line=program_line, inputs=inputs,
+        results={label: "not finite" for label in wrong},
     )

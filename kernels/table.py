@@ -136,7 +136,8 @@ def device_of(array) -> str | None:
     """The device an array lives on, or None for anything that is not an array."""
     if isinstance(array, _ndarray):
         return "cpu"
-    if type(array) is _Wrapper or hasattr(array, "__cuda_array_interface__") or type(array).__module__ == _SIMULATOR_ARRAYS:
+    kind = type(array)
+    if kind is _Wrapper or hasattr(array, "__cuda_array_interface__") or kind.__module__ == _SIMULATOR_ARRAYS:
         return "cuda"
     return None
 

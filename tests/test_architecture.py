@@ -8,6 +8,7 @@ Imports under `if TYPE_CHECKING:` run only for type checkers and do not count.
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -183,3 +184,19 @@ def test_every_device_array_operation_is_installed():
     from cpsgrad.kernels.device_array.array import _ops
 
     assert [name for name in type(_ops).__slots__ if not hasattr(_ops, name)] == []
+
+
+# docs/design.md, "Adding an nn op": an elementwise op is its public function, its rule and its
+# formulas (with its catalog entry), and nothing else of cpsgrad/ or kernels/ names it. nn.silu
+# was added by that recipe; were it named elsewhere, the recipe would have grown a step.
+RECIPE_FILES = ["cpsgrad/nn.py", "cpsgrad/rules/nn.py", "kernels/formulas/elementwise.py"]
+
+
+def test_an_nn_op_added_by_the_recipe_is_named_in_its_three_files_only():
+    naming = [
+        path.relative_to(ROOT).as_posix()
+        for directory in ("cpsgrad", "kernels")
+        for path in sorted((ROOT / directory).rglob("*.py"))
+        if re.search(r"\bsilu\b", path.read_text())
+    ]
+    assert sorted(naming) == sorted(RECIPE_FILES)

@@ -78,6 +78,14 @@ def softplus_loss(x):
     return np.sum(nn.softplus(x) * W_EW)
 
 
+def silu_loss(x):
+    return np.sum(nn.silu(x) * W_EW)
+
+
+def silu_of(x):
+    return nn.silu(x)
+
+
 def scalar_activations(x):
     return nn.relu(x) + nn.leaky_relu(x, 0.1) + nn.hardtanh(x) + nn.sigmoid(x) + nn.softplus(x)
 
@@ -216,6 +224,7 @@ CASES = {
     "hardtanh": (hardtanh_loss, lambda: [2 * normal(3, 4)]),
     "sigmoid": (sigmoid_loss, lambda: [normal(3, 4)]),
     "softplus": (softplus_loss, lambda: [normal(3, 4)]),
+    "silu": (silu_loss, lambda: [3 * normal(3, 4)]),
     "softmax": (softmax_loss, lambda: [normal(3, 5)]),
     "softmax_axis0": (softmax_axis0_loss, lambda: [normal(3, 5)]),
     "log_softmax": (log_softmax_loss, lambda: [normal(3, 5)]),
@@ -284,6 +293,33 @@ def test_scalar_activations_use_python_floats(monkeypatch):
     check_grad(scalar_activations, 0.7)
 
 
+def test_silu_matches_jax():
+    """nn.silu (added by docs/design.md's recipe "Adding an nn op") against jax.nn.silu: values and
+    gradients of arrays (far tails too), float32, Python floats and numpy scalars."""
+    jax = pytest.importorskip("jax")
+    x = 4 * normal(3, 4)
+    x[0, :4] = (0.0, -40.0, 40.0, -745.0)
+    with jax.enable_x64(True):
+        expected_value, expected_grad = jax.value_and_grad(lambda v: (jax.nn.silu(v) * W_EW).sum())(x)
+        scalars = {v: jax.value_and_grad(jax.nn.silu)(v) for v in (-3.0, -0.5, 0.0, 2.5)}
+    value, gradient = cpsgrad.value_and_grad(silu_loss)(x)
+    np.testing.assert_allclose(value, expected_value, rtol=1e-13)
+    np.testing.assert_allclose(gradient, expected_grad, rtol=1e-13, atol=1e-300)
+    value32, gradient32 = cpsgrad.value_and_grad(silu_loss)(x.astype(np.float32))
+    assert gradient32.dtype == np.float32
+    np.testing.assert_allclose(gradient32, expected_grad, rtol=1e-5, atol=1e-6)
+    for v, (expected_v, expected_d) in scalars.items():
+        ours_v, ours_d = cpsgrad.value_and_grad(silu_of)(v)
+        assert type(ours_v) is float and type(ours_d) is float
+        assert ours_v == pytest.approx(float(expected_v), rel=1e-15, abs=1e-300)
+        assert ours_d == pytest.approx(float(expected_d), rel=1e-15)
+        numpy_v, numpy_d = cpsgrad.value_and_grad(silu_of)(np.float64(v))
+        assert isinstance(numpy_v, np.float64) and isinstance(numpy_d, np.float64)
+        assert (numpy_v, numpy_d) == pytest.approx((ours_v, ours_d), rel=1e-15, abs=1e-300)
+    check_grad(silu_of, 0.7)
+    assert nn.silu(np.arange(-2, 3)).dtype == np.float64  # an int array is computed as floats
+
+
 # ---- values equal the kernels ----------------------------------------------------------------------
 
 
@@ -293,7 +329,7 @@ def kernel_value(op, *args, **params):
 
 @pytest.mark.parametrize("size", [12, 20000])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("op", ["relu", "leaky_relu", "hardtanh", "sigmoid", "softplus"])
+@pytest.mark.parametrize("op", ["relu", "leaky_relu", "hardtanh", "sigmoid", "softplus", "silu"])
 def test_activation_values_equal_the_kernel(op, dtype, size):
     x = (3 * normal(size)).astype(dtype)
     x[:3] = (0.0, -1.0, 1.0)
@@ -614,6 +650,9 @@ def test_device_arrays_run_on_the_device(monkeypatch):
     same(nn.relu(to_device(x)), nn.relu(x))  # small, yet the kernel: numpy cannot run on a device
     same(nn_backward.relu(*on_device(g, x)), nn_backward.relu(g, x))
     same(nn_backward.sigmoid(*on_device(g, x, nn.sigmoid(x))), nn_backward.sigmoid(g, x, nn.sigmoid(x)))
+    same(nn.silu(to_device(x)), nn.silu(x))
+    y = nn.silu(x)
+    same(nn_backward.elementwise(to_device(g), "silu", *on_device(x, y)), nn_backward.elementwise(g, "silu", x, y))
     same(nn_backward.dropout(*on_device(g, x), 0.5, seed=3, training=True), nn_backward.dropout(g, x, 0.5, seed=3, training=True))
     gamma, beta, mean, var = normal(2), normal(2), np.zeros(2), np.ones(2)
     ours = nn_backward.batch_norm(*on_device(g, x, gamma, beta, mean, var), training=True, eps=1e-5)

@@ -53,6 +53,13 @@ def softplus(x):
     x_d += nn_backward.softplus(y_d, x)
 
 
+@rule(nn.silu)
+def silu(x):
+    y = nn.silu(x)
+    y_d = yield y
+    x_d += nn_backward.elementwise(y_d, "silu", x, y)
+
+
 # ---- softmax and friends ----------------------------------------------------------------------
 
 

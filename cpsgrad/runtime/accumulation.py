@@ -130,5 +130,6 @@ def _blas(dtype):
         except ImportError:  # pragma: no cover - scipy is a dependency
             _BLAS_ROUTINES[dtype] = None
         else:
-            _BLAS_ROUTINES[dtype] = {np.dtype(np.float64): (blas.dger, blas.dgemm), np.dtype(np.float32): (blas.sger, blas.sgemm)}.get(np.dtype(dtype))
+            routines = {np.dtype(np.float64): (blas.dger, blas.dgemm), np.dtype(np.float32): (blas.sger, blas.sgemm)}
+            _BLAS_ROUTINES[dtype] = routines.get(np.dtype(dtype))
     return _BLAS_ROUTINES[dtype]

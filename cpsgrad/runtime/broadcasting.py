@@ -82,7 +82,8 @@ def refuse_complex(value, construct: str) -> None:
 def reduced_product(a, b, like):
     """`unbroadcast(a * b, like)`; when `like` is a scalar and `a`, `b` arrays of one shape, a
     dot product instead of the product array and its sum (`x * W` with a scalar `x`)."""
-    if type(a) is _ndarray and type(b) is _ndarray and type(like) is not _ndarray and a.shape == b.shape and a.dtype is b.dtype:
+    same_arrays = type(a) is _ndarray and type(b) is _ndarray and a.shape == b.shape and a.dtype is b.dtype
+    if same_arrays and type(like) is not _ndarray:
         return unbroadcast(np.vdot(a, b), like)
     return unbroadcast(a * b, like)
 

@@ -119,7 +119,8 @@ def make_function(definition: Definition, environment: tuple) -> types.FunctionT
     positional = tuple(environment[count : count + definition.positional_defaults])
     function = types.FunctionType(code, definition.globals, definition.name, positional or None, tuple(cells) or None)
     if definition.keyword_defaults:
-        function.__kwdefaults__ = dict(zip(definition.keyword_defaults, environment[count + definition.positional_defaults :], strict=True))
+        values = environment[count + definition.positional_defaults :]
+        function.__kwdefaults__ = dict(zip(definition.keyword_defaults, values, strict=True))
     function.__qualname__ = definition.qualname
     if own is not None:
         own.cell_contents = function

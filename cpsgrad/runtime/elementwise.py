@@ -19,7 +19,8 @@ def quotient(numerator, denominator):
     """`numerator / denominator` in a derivative, where the forward divided with numpy's meaning
     (`np.float64(1.0) / 0.0` is inf): a Python zero denominator gives inf or nan as numpy does,
     not ZeroDivisionError. Between Python numbers only, the transform writes a plain `/`."""
-    if (type(denominator) is float or type(denominator) is int) and denominator == 0 and isinstance(numerator, (float, int, complex)):
+    number = type(denominator) is float or type(denominator) is int
+    if number and denominator == 0 and isinstance(numerator, (float, int, complex)):
         return (np.complex128 if type(numerator) is complex else np.float64)(numerator) / denominator
     return numerator / denominator  # numpy values (and a DeviceArray) divide by zero as numpy does
 

@@ -68,6 +68,13 @@ def index_concatenate(indexer, parts: tuple):
     return indexer[parts]
 
 
+def _rows(part) -> int:
+    """How many rows `np.r_` makes of one part: a range's length, 1 for a number, else axis 0's."""
+    if type(part) is slice:
+        return len(np.r_[part])
+    return 1 if np.ndim(part) == 0 else np.shape(part)[0]
+
+
 def index_concatenate_adjoint(adjoint, indexer, parts: tuple):
     """`index_concatenate` backward: each part's piece. `np.r_` joins the parts (at least 1-d)
     along their first axis; `np.c_` makes them at least 2-d, a 1-d part a column, and joins
@@ -79,7 +86,7 @@ def index_concatenate_adjoint(adjoint, indexer, parts: tuple):
         sizes = [1 if type(part) is slice or np.ndim(part) < 2 else np.shape(part)[-1] for part in parts]
     else:
         axis = 0
-        sizes = [len(np.r_[part]) if type(part) is slice else 1 if np.ndim(part) == 0 else np.shape(part)[0] for part in parts]
+        sizes = [_rows(part) for part in parts]
     cut = cut_along(adjoint, sizes, axis)
     return SequenceAdjoint(
         0.0 if type(part) is slice else unbroadcast(np.reshape(piece, np.shape(part)), part)  # a range: constants
@@ -119,7 +126,9 @@ def item_adjoint(adjoint, x, index):
         return 0.0
     if type(x) is DeviceArray:
         position = 0 if index is None else index
-        return _device.index_adjoint(x, position if isinstance(position, tuple) else np.unravel_index(position, x.shape), adjoint)
+        if not isinstance(position, tuple):
+            position = np.unravel_index(position, x.shape)
+        return _device.index_adjoint(x, position, adjoint)
     result = np.zeros(np.shape(x), np.asarray(x).dtype)
     if isinstance(index, tuple):
         result[index] = adjoint

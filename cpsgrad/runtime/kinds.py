@@ -23,6 +23,7 @@ def of(value) -> str:
     if kind is float or kind is int or kind is bool:
         return NUMBER
     if kind is tuple or kind is list:  # a tree of nested tuples fails at its first element, cheaply
-        if len(value) <= MAX_CHECKED_LENGTH and (not value or type(value[0]) in NUMBER_TYPES) and all(type(v) in NUMBER_TYPES for v in value):
+        short = len(value) <= MAX_CHECKED_LENGTH and (not value or type(value[0]) in NUMBER_TYPES)
+        if short and all(type(v) in NUMBER_TYPES for v in value):
             return NUMBERS
     return ANY

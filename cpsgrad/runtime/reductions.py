@@ -40,7 +40,8 @@ def picked_log_softmax_adjoint(adjoint, probabilities, index, axis):
     along `axis` (the log-likelihood's `onehot - p`, with no division by `p[index]`)."""
     if type(adjoint) is float and adjoint == 0.0:
         return 0.0
-    if axis is None and type(probabilities) is _ndarray and probabilities.ndim == 1 and type(adjoint) is not _ndarray and (type(index) is int or isinstance(index, np.integer)):
+    one_row = axis is None and type(probabilities) is _ndarray and probabilities.ndim == 1
+    if one_row and type(adjoint) is not _ndarray and (type(index) is int or isinstance(index, np.integer)):
         result = probabilities * -adjoint
         result[index] += adjoint
         return result

@@ -45,15 +45,19 @@ def target(value) -> Target | None:
         return None if _library(value) or is_gradient(value) else Target(value)
     if isinstance(value, types.MethodType):
         inner = target(value.__func__)
-        return None if inner is None else Target(inner.function, (value.__self__, *inner.prefix), inner.keywords, inner.captured)
+        if inner is None:
+            return None
+        return Target(inner.function, (value.__self__, *inner.prefix), inner.keywords, inner.captured)
     if isinstance(value, functools.partial):
         inner = target(value.func)
         if inner is None:
             return None
         # layers over a plain function or closure (not a method's bound instance) are differentiable
-        layered = len(inner.prefix) == sum(len(p.args) for p in inner.partials) and len(inner.keywords) == sum(len(p.keywords) for p in inner.partials)
+        bound = sum(len(p.args) for p in inner.partials), sum(len(p.keywords) for p in inner.partials)
+        layered = (len(inner.prefix), len(inner.keywords)) == bound
         partials = (*inner.partials, value) if layered else ()
-        return Target(inner.function, (*inner.prefix, *value.args), (*inner.keywords, *value.keywords.items()), inner.captured, partials)
+        keywords = (*inner.keywords, *value.keywords.items())
+        return Target(inner.function, (*inner.prefix, *value.args), keywords, inner.captured, partials)
     if isinstance(value, type):
         return None
     call = next((c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None)

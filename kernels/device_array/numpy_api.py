@@ -52,6 +52,8 @@ def _compare_ufunc(name):
     return lambda a, b: _compare(name, a, b)
 
 
+_COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+
 _UFUNCS = {
     np.add: _binary_ufunc("add"),
     np.subtract: _binary_ufunc("sub"),
@@ -62,7 +64,7 @@ _UFUNCS = {
     np.minimum: _binary_ufunc("minimum"),
     np.matmul: _matmul,
     np.positive: lambda x: x,
-    **{getattr(np, name): _compare_ufunc(name) for name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")},
+    **{getattr(np, name): _compare_ufunc(name) for name in _COMPARISONS},
     np.logical_not: _logical_not,
     np.negative: _unary_ufunc("neg"),
     np.absolute: _unary_ufunc("abs"),

@@ -122,9 +122,13 @@ def _matmul(a, b):
     return _run("matmul", a, b)
 
 
+def _ndim(value) -> int:
+    return value.ndim if isinstance(value, DeviceArray) else np.ndim(value)
+
+
 def _dot(a, b):
     """``np.dot`` where it is a product (a 0-d operand) or a matmul (operands of at most 2-D)."""
-    ndims = (np.ndim(a) if not isinstance(a, DeviceArray) else a.ndim, b.ndim if isinstance(b, DeviceArray) else np.ndim(b))
+    ndims = (_ndim(a), _ndim(b))
     if 0 in ndims:
         return _binary("mul", a, b)
     if max(ndims) > 2:

@@ -184,7 +184,8 @@ def _where(condition, x=None, y=None):
     x, y = _operand("where", x), _operand("where", y)
     if x is NotImplemented or y is NotImplemented:
         raise TypeError("numpy.where: the choices must be DeviceArrays or numbers")
-    x, y = _promote("where", x, y)  # a number takes the other choice's dtype, two numbers float64 (the kernel's operands)
+    # a number takes the other choice's dtype, two numbers float64 (the kernel's operands)
+    x, y = _promote("where", x, y)
     return _run("where", condition, x, y)
 
 

@@ -8,8 +8,9 @@ fast as hand-inlined code) and ``cpsgrad.kernels.cuda.jit.compile_formulas`` wit
 device then calls its own compiled version. The loops (CPU ``range`` loops, CUDA grid-stride
 loops and block reductions) stay per device.
 
-``catalog`` lists the elementwise ops (name, formula, derivative formula, code) that both
-devices build their kernels from. Importing this package imports no numba.
+``elementwise.UNARY`` and ``binary.BINARY`` list the elementwise ops (name, formula, derivative
+formula) beside their formulas, and ``catalog`` numbers them (an op's code): both devices build
+their kernels from the catalog. Importing this package imports no numba.
 """
 
 from types import FunctionType, ModuleType, SimpleNamespace

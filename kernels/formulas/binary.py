@@ -3,9 +3,12 @@ operands' adjoints from the output's adjoint ``g`` (``y`` is the forward's outpu
 
 Ties in maximum and minimum give half the adjoint to each side; pow follows JAX: d/da is 0
 where b == 0, and d/db uses log(1) where a == 0 (nan for a negative base, as numpy's log).
+``BINARY`` at the end lists the ops (``catalog`` numbers them for the kernels).
 """
 
 import math
+
+from cpsgrad.kernels.formulas.entries import Binary
 
 
 def add(a, b):
@@ -65,3 +68,15 @@ def chosen_adjoints(g, a, b, y):
     if a == y:
         return g, 0.0
     return 0.0, g
+
+
+# The ops, one entry each (kernels/formulas/entries.py), in code order; a new op goes at the end.
+BINARY = (
+    Binary("add", "add", add, add_adjoints, fused_cpu_backward=False),
+    Binary("sub", "subtract", sub, sub_adjoints, fused_cpu_backward=False),
+    Binary("mul", "multiply", mul, mul_adjoints, fused_cpu_backward=False),
+    Binary("div", "divide", div, div_adjoints),
+    Binary("pow", "power", pow_value, pow_adjoints),
+    Binary("maximum", "maximum", maximum, chosen_adjoints),
+    Binary("minimum", "minimum", minimum, chosen_adjoints),
+)

@@ -1,7 +1,8 @@
 """Unary elementwise formulas: ``<op>(x, p, q)`` the value, ``<op>_adjoint(g, s, p, q)`` the
 input's adjoint from the output's adjoint ``g`` and the saved value ``s`` (the input, or the
 output for the ops whose catalog entry saves it). ``p`` and ``q`` are the op's scalar parameters
-(leaky_relu's slope, clip's bounds), 0.0 where it has none.
+(leaky_relu's slope, clip's bounds), 0.0 where it has none. ``UNARY`` at the end lists the ops
+(``catalog`` numbers them for the kernels).
 
 Kinks follow JAX: abs'(0) = 1, relu'(0) = 0, leaky_relu'(0) = 1, clip at a bound gives 0.5.
 Logarithms and square roots of out-of-domain inputs return -inf / nan explicitly, as numpy does,
@@ -9,6 +10,8 @@ because the CUDA simulator runs these bodies as Python, where ``math.log(0)`` ra
 """
 
 import math
+
+from cpsgrad.kernels.formulas.entries import Unary, bounds_params, slope_param, unit_bounds
 
 
 def logistic(x):
@@ -151,3 +154,35 @@ def softplus_adjoint(g, x, p, q):
         return g / (1 + math.exp(-x))
     e = math.exp(x)
     return g * e / (1 + e)
+
+
+def silu(x, p, q):
+    return x * logistic(x)
+
+
+def silu_adjoint(g, x, p, q):
+    s = logistic(x)
+    return g * s * (1 + x * (1 - s))
+
+
+# The ops, one entry each (kernels/formulas/entries.py): both devices build their kernels from
+# these, in this order (an op's position is its CUDA code). A new op goes at the end.
+UNARY = (
+    Unary("neg", neg, neg_adjoint),
+    Unary("abs", abs_value, abs_adjoint),
+    Unary("exp", exp, exp_adjoint, saves_output=True),
+    Unary("log", log, log_adjoint),
+    Unary("log1p", log1p, log1p_adjoint),
+    Unary("sqrt", sqrt, sqrt_adjoint, saves_output=True),
+    Unary("square", square, square_adjoint),
+    Unary("sin", sin, sin_adjoint),
+    Unary("cos", cos, cos_adjoint),
+    Unary("tanh", tanh, tanh_adjoint, saves_output=True),
+    Unary("sigmoid", sigmoid, sigmoid_adjoint, saves_output=True),
+    Unary("relu", relu, relu_adjoint),
+    Unary("leaky_relu", leaky_relu, leaky_relu_adjoint, params=slope_param),
+    Unary("hardtanh", clip, clip_adjoint, params=unit_bounds),
+    Unary("clip", clip, clip_adjoint, params=bounds_params),
+    Unary("softplus", softplus, softplus_adjoint),
+    Unary("silu", silu, silu_adjoint),
+)

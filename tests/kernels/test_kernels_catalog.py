@@ -41,6 +41,7 @@ UNARY_REFERENCE = {
         WIDE, {"low": -0.5, "high": 0.7}, lambda x: np.clip(x, -0.5, 0.7), lambda x: ((x > -0.5) & (x < 0.7)) * 1.0
     ),
     "softplus": (WIDE * 5, {}, lambda x: np.logaddexp(x, 0), _sigmoid),
+    "silu": (WIDE * 5, {}, lambda x: x * _sigmoid(x), lambda x: _sigmoid(x) * (1 + x * (1 - _sigmoid(x)))),
 }
 
 # op -> (a, b, value, (d/da, d/db)); maximum and minimum inputs have no ties.
