@@ -211,7 +211,6 @@ def test_a_distribution_frozen_from_differentiable_parameters_is_refused():
     assert "scipy.stats.norm.logpdf(x, loc, scale), not scipy.stats.norm(loc, scale).logpdf(x)" in advice(norm, "norm")
 
 
-@pytest.mark.xfail(reason="the adjoint pass builds this NoRuleError's advice itself until it calls registry.advice", strict=False)
 def test_the_refusal_of_a_frozen_distribution_says_how_to_rewrite_it():
     def frozen(x, loc):
         return np.sum(norm(loc, 2.0).logpdf(x))

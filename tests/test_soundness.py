@@ -3,6 +3,10 @@ differentiable value can go that no finite-difference test would notice being dr
 
 import libcst as cst
 import pytest
+import scipy.linalg  # noqa: F401  (the scipy rule families load once their libraries are imported)
+import scipy.signal  # noqa: F401
+import scipy.special  # noqa: F401
+import scipy.stats  # noqa: F401
 
 from cpsgrad.rules.registry import TABLE
 
@@ -24,10 +28,16 @@ WITHOUT_ADJOINT = {
     "y",  # copysign(x, y): piecewise constant in y
     "return_sign", "allow_singular",  # logsumexp's and multivariate_normal's flags
     "self",  # a frozen distribution's method: the distribution, an object (its parameters fixed)
+    "axisa", "axisb", "axisc", "n", "copy",  # np.cross's axes, diff's order, matrix_power's power; nan_to_num's flag
+    "rcond", "hermitian", "UPLO", "full_matrices", "compute_uv",  # linalg: a rank cutoff (piecewise constant), flags
+    "lower", "transposed", "trans", "unit_diagonal", "assume_a",  # scipy.linalg: which triangle / form, flags
+    "overwrite_a", "overwrite_b", "check_finite", "disp", "blocksize",  # scipy.linalg's options
+    "method",  # scipy.signal.convolve / correlate: direct or fft, the same result
 }
 
 
 def _rules():
+    TABLE.load_deferred()
     for primitive in TABLE.primitives():
         for rule in TABLE.rules_for(primitive):
             if rule.differentiable:

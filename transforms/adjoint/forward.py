@@ -7,7 +7,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.errors import NoRuleError, UnsupportedError
-from cpsgrad.rules.registry import TABLE
+from cpsgrad.rules.registry import TABLE, advice
 from cpsgrad.transforms import calls, syntax
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, target_list
@@ -208,7 +208,7 @@ class Forward:
         self.fail(
             statement,
             f"call of {label}",
-            _no_rule_advice(primitive, label, bool(TABLE.rules_for(primitive))),
+            advice(primitive, label),
             NoRuleError,
         )
         return None
@@ -223,12 +223,6 @@ _METHOD_ADVICE = (
     "user function sees before them; other methods (extend, insert, sort, ...) are not supported yet: build a new "
     "tuple or list instead; an array's in-place methods (x.sort(), x.fill(v), ...) are not differentiated: use np.sort(x)"
 )
-
-
-def _no_rule_advice(primitive, label: str, has_rules: bool) -> str:
-    if has_rules:
-        return f"no derivative rule for {label} fits these arguments; see cpsgrad.rule to add one"
-    return f"no derivative rule for {label}; declare one with @cpsgrad.rule({label})"
 
 
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -72,6 +72,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     fp_d += interp_adjoint(y_d, x, xp, fp, left, right, period, "fp")
     left_d += interp_adjoint(y_d, x, xp, fp, left, right, period, "left")
     right_d += interp_adjoint(y_d, x, xp, fp, left, right, period, "right")
+    period_d += interp_adjoint(y_d, x, xp, fp, left, right, period, "period")
 
 
 @rule(np.sinc)
@@ -287,9 +288,11 @@ def _interp_samples(x, xp, fp, period):
 
 
 def interp_adjoint(adjoint, x, xp, fp, left, right, period, which: str):
-    """`np.interp` backward for `x`, `fp`, `left` or `right` (`xp` is refused)."""
+    """`np.interp` backward for `x`, `fp`, `left` or `right` (`xp` and `period` are refused)."""
     if which == "xp":
         raise CpsgradError("np.interp: the sample points xp are not differentiable; pass them as a constant")
+    if which == "period":
+        raise CpsgradError("np.interp: the period is not differentiable; pass it as a constant")
     if is_zero(adjoint):
         return 0.0
     points, samples, source = _interp_samples(x, xp, fp, period)
