@@ -12,15 +12,15 @@ import numpy as np
 
 from cpsgrad.rules.numpy.shapes import (
     concatenate_adjoint,
+    joined_adjoint,
     reshape_adjoint,
     split_adjoint,
     transpose_adjoint,
     vstack,
 )
 from cpsgrad.rules.registry import rule
-from cpsgrad.runtime.adjoints import SequenceAdjoint, is_zero, item
+from cpsgrad.runtime.adjoints import is_zero, item
 from cpsgrad.runtime.broadcasting import unbroadcast
-from cpsgrad.runtime.indexing import cut_along
 
 # ---- diagonals and triangles ------------------------------------------------------------------
 
@@ -293,20 +293,15 @@ def rot90_adjoint(adjoint, x, k, axes):
     return unbroadcast(np.rot90(adjoint, -k, (0, 1) if axes is None else axes), x)
 
 
-def _joined_adjoint(adjoint, arrays, sizes, axis):
-    pieces = cut_along(adjoint, sizes, axis)
-    return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
-
-
 def column_stack_adjoint(adjoint, arrays):
     """`np.column_stack` backward: pieces along axis 1, a column for each input under 2-d."""
     if is_zero(adjoint):
         return 0.0
-    return _joined_adjoint(adjoint, arrays, [np.shape(a)[1] if np.ndim(a) >= 2 else 1 for a in arrays], 1)
+    return joined_adjoint(adjoint, arrays, [np.shape(a)[1] if np.ndim(a) >= 2 else 1 for a in arrays], 1)
 
 
 def dstack_adjoint(adjoint, arrays):
     """`np.dstack` backward: pieces along axis 2 of the inputs made at least 3-d."""
     if is_zero(adjoint):
         return 0.0
-    return _joined_adjoint(adjoint, arrays, [np.shape(np.atleast_3d(a))[2] for a in arrays], 2)
+    return joined_adjoint(adjoint, arrays, [np.shape(np.atleast_3d(a))[2] for a in arrays], 2)

@@ -181,10 +181,8 @@ def concatenate_adjoint(adjoint, arrays, axis):
     if is_zero(adjoint):
         return 0.0
     if axis is None:
-        pieces = cut_along(adjoint, [np.size(a) for a in arrays], 0)
-    else:
-        pieces = cut_along(adjoint, [np.shape(a)[axis] for a in arrays], axis)
-    return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
+        return joined_adjoint(adjoint, arrays, [np.size(a) for a in arrays], 0)
+    return joined_adjoint(adjoint, arrays, [np.shape(a)[axis] for a in arrays], axis)
 
 
 def stack_adjoint(adjoint, arrays, axis):
@@ -201,15 +199,20 @@ def hstack_adjoint(adjoint, arrays):
         return 0.0
     shapes = [np.shape(np.atleast_1d(a)) for a in arrays]
     axis = 0 if len(shapes[0]) == 1 else 1
-    pieces = cut_along(adjoint, [s[axis] for s in shapes], axis)
-    return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
+    return joined_adjoint(adjoint, arrays, [s[axis] for s in shapes], axis)
 
 
 def vstack_adjoint(adjoint, arrays):
     """`np.vstack` backward: pieces along axis 0 of the inputs made at least 2-d."""
     if is_zero(adjoint):
         return 0.0
-    pieces = cut_along(adjoint, [np.shape(np.atleast_2d(a))[0] for a in arrays], 0)
+    return joined_adjoint(adjoint, arrays, [np.shape(np.atleast_2d(a))[0] for a in arrays], 0)
+
+
+def joined_adjoint(adjoint, arrays, sizes, axis):
+    """The backward of joining `arrays` along `axis` (each `sizes[i]` long there): each array's
+    piece of the adjoint, in its own shape (concatenate, hstack, vstack, column_stack, dstack)."""
+    pieces = cut_along(adjoint, sizes, axis)
     return SequenceAdjoint(unbroadcast(np.reshape(p, np.shape(a)), a) for p, a in zip(pieces, arrays, strict=True))
 
 
