@@ -16,6 +16,7 @@ import numpy as np
 import scipy.special
 
 from cpsgrad.errors import NoRuleError
+from cpsgrad.rules.numpy import ufuncs
 from cpsgrad.rules.numpy.ufuncs import chain
 from cpsgrad.rules.registry import not_differentiable, rule
 from cpsgrad.runtime.adjoints import is_zero, item
@@ -283,11 +284,11 @@ def kl_div(x, y):
 # ---- elementary functions -----------------------------------------------------------------------
 
 
-@rule(sc.exp2)
-def exp2(x):
-    y = sc.exp2(x)
-    y_d = yield y
-    x_d += chain(y_d, y * math.log(2.0), x)
+# scipy's exp2, expm1, log1p and cbrt are numpy's functions: numpy's rules serve them
+for _numpy_rule, _scipy_function in (
+    (ufuncs.exp2, sc.exp2), (ufuncs.expm1, sc.expm1), (ufuncs.log1p, sc.log1p), (ufuncs.cbrt, sc.cbrt)
+):
+    rule(_scipy_function)(_numpy_rule)
 
 
 @rule(sc.exp10)
@@ -295,27 +296,6 @@ def exp10(x):
     y = sc.exp10(x)
     y_d = yield y
     x_d += chain(y_d, y * math.log(10.0), x)
-
-
-@rule(sc.expm1)
-def expm1(x):
-    y = sc.expm1(x)
-    y_d = yield y
-    x_d += chain(y_d, y + 1.0, x)
-
-
-@rule(sc.log1p)
-def log1p(x):
-    y = sc.log1p(x)
-    y_d = yield y
-    x_d += chain(y_d, array_divide(1.0, np.add(x, 1.0)), x)
-
-
-@rule(sc.cbrt)
-def cbrt(x):
-    y = sc.cbrt(x)
-    y_d = yield y
-    x_d += chain(y_d, array_divide(1.0, 3.0 * np.square(y)), x)
 
 
 @rule(sc.cosm1)
