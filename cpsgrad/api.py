@@ -44,6 +44,7 @@ def _argnums(argnums) -> tuple[int, ...]:
 
 def _reset(value):
     """The outermost continuation: check the result is a real scalar and seed its adjoint with 1."""
+    runtime.keep_final_writes()  # the backward restores what writes overwrote: put back after it
     if type(value) is float:
         return value, 1.0
     if isinstance(value, runtime.Unbound):
@@ -273,6 +274,7 @@ class _Runner:
             _check_differentiable(self.parameters[position], args[position])
         _deep.enter()
         loans = runtime.open_loans()  # adjoints lent to callees (runtime.loans.lend) live one run only
+        writes = runtime.open_writes()
         try:
             if self.debug_nans:
                 result, watch = nonfinite.run(transformed.program, args, _reset)
@@ -291,6 +293,7 @@ class _Runner:
         finally:
             _deep.leave()
             runtime.close_loans(loans)
+            runtime.close_writes(writes)
         gradients = _gradients(args, differentiated, result[1:])
         if self.debug_nans:
             nonfinite.check_result(self.function, self.parameters, args, result[0], gradients, differentiated, watch)

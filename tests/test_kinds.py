@@ -79,9 +79,16 @@ def test_a_list_changed_by_a_method_is_not_a_sequence_of_numbers():
     assert undoes_broadcasting(text)
 
 
-def test_augmented_assignment_on_an_array_is_refused_with_the_rewrite():
-    with pytest.raises(cpsgrad.UnsupportedError, match=r"kinds_functions\.py:\d+:\d+: y \+= x \(an array\).*write a new value: y = y \+ x"):
-        cpsgrad.grad(cases.in_place)(np.ones(2))
+def test_augmented_assignment_on_a_shared_array_is_refused_with_the_rewrite():
+    # y's array is also z's, read after the change: y = y + x would leave z unchanged
+    with pytest.raises(
+        cpsgrad.UnsupportedError,
+        match=r"kinds_functions\.py:\d+:\d+: y \+= x \(an array\).*the name z .* shares the array.*y = y \+ x",
+    ):
+        cpsgrad.grad(cases.in_place_shared)(np.ones(2))
+    assert cpsgrad.grad(cases.in_place_shared)(1.5) == 4.0 * 1.5  # numbers: z keeps the old value (z * y = 2 x^2)
+    # an array nothing else shares: computed as y = y + x (the same values)
+    np.testing.assert_array_equal(cpsgrad.grad(cases.in_place)(np.ones(2)), [2.0, 2.0])
     assert cpsgrad.grad(cases.in_place)(1.5) == 2.0
     assert cpsgrad.grad(cases.in_place_number)(1.5) == 2.0
     assert "refuse_in_place" not in cpsgrad.show(cases.in_place_number, example=(1.5,))

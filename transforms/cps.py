@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cpsgrad.transforms import naming, syntax
+from cpsgrad.transforms import naming, syntax, writes
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.naming import Namer
 from cpsgrad.transforms.normalize import Normalized
@@ -223,8 +223,8 @@ class _Converter:
         for branch in branches:
             if _jumps(branch):
                 return False
-            for targets, _ in assignments(branch):
-                if any(t in self.active for t in targets):
+            for targets, value in assignments(branch):
+                if any(t in self.active for t in targets) or writes.is_write(value):  # a write has a backward
                     return False
         return True
 

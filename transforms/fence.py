@@ -91,7 +91,7 @@ class Fence(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:
             self.reject(node, "async for", "write a plain for loop")
-        self._check_targets(node.target)
+        self._check_targets(node.target, loop=True)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.star:
@@ -107,18 +107,16 @@ class Fence(cst.CSTVisitor):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._check_targets(node.target)
 
-    def _check_targets(self, target: cst.BaseExpression) -> None:
+    def _check_targets(self, target: cst.BaseExpression, loop: bool = False) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 if isinstance(element, cst.StarredElement):
                     self.reject(element, "starred assignment target", "unpack into a fixed number of names")
-                self._check_targets(element.value)
+                self._check_targets(element.value, loop)
         elif isinstance(target, cst.Subscript):
-            self.reject(
-                target, "assignment into an element (x[i] = v)",
-                "in-place writes into arrays, lists and dicts are not supported yet; build a new value "
-                "(np.where, np.concatenate, np.stack, or a new tuple or list)",
-            )
+            if loop:
+                self.reject(target, "loop target that writes into an element", "loop over a name and assign in the body")
+            # x[key] = v: a write in place (transforms/writes.py, checked by transforms/aliasing.py)
         elif isinstance(target, cst.Attribute):
             self.reject(
                 target,

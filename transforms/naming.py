@@ -90,6 +90,11 @@ def backward_local(target: str, name: str) -> str:
     return f"{target}_{name}"
 
 
+def overwritten(target: str) -> str:
+    """`x_1_overwritten`: what the write making version `x_1` overwrote, restored in its backward."""
+    return f"{target}_overwritten"
+
+
 def rule_global(name: str) -> str:
     """`np__rule`: a module name a rule's template reads, where the user's program shadows it."""
     return f"{name}__rule"

@@ -27,8 +27,13 @@ from cpsgrad.transforms import (
     lists,
     naming,
     syntax,
-    walk,
+    writes,
 )
+from cpsgrad.transforms.bindings import assigned_in as _assigned_in
+from cpsgrad.transforms.bindings import assigned_names as _assigned_names
+from cpsgrad.transforms.bindings import binds as _binds
+from cpsgrad.transforms.bindings import ends_in_jump as _ends_in_jump
+from cpsgrad.transforms.bindings import jumps_out as _jumps_out
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
@@ -58,6 +63,7 @@ class Normalized:
     # the names this pass's choices depend on (`reduce` is functools.reduce, `map` the builtin,
     # ...), resolved as Resolver.bindings: the program holds while each names the same object
     bindings: dict = field(default_factory=dict)
+    in_place: dict = field(default_factory=dict)  # id(`x = x op y` of `x op= y`) -> why not plain (aliasing.py)
 
     def location(self, statement: cst.CSTNode):
         return self.source.location(self.origins.get(id(statement)))
@@ -163,6 +169,8 @@ class _Normalizer:
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.assignment([node.target], node.value, out, node)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
+            writes.augmented_subscript(self, node, _AUGMENTED[type(node.operator)](), out)
         elif isinstance(node, cst.AugAssign):
             operator = _AUGMENTED[type(node.operator)]()
             value = cst.BinaryOperation(node.target, operator, node.value)
@@ -411,6 +419,9 @@ class _Normalizer:
         if isinstance(target, cst.Name):
             self.emit(out, syntax.assign(target.value, self.simple(value, out)), origin)
             return
+        if isinstance(target, cst.Subscript):  # x[key] = value: a write in place (transforms/writes.py)
+            writes.subscript_assignment(self, target, value, out, origin)
+            return
         names = target.elements
         if (
             isinstance(value, (cst.Tuple, cst.List))
@@ -625,63 +636,6 @@ class _Normalizer:
         self.emit(orelse, syntax.assign(result, self.simple(node.orelse, orelse)), node)
         self.emit(out, syntax.if_statement(test, body, orelse), node)
         return cst.Name(result)
-
-
-def _binds(target: cst.BaseExpression, identifier: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == identifier
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, identifier) for e in target.elements)
-    return False
-
-
-def _ends_in_jump(statements) -> bool:
-    """Whether a branch ends with return, raise, break or continue (never reaches what follows)."""
-    if not statements:
-        return False
-    last = statements[-1]
-    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else last
-    return isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue))
-
-
-def _assigned_names(definition: cst.FunctionDef) -> set[str]:
-    """Names bound anywhere in a function body (assignments and loop targets)."""
-    return _assigned_in(definition.body)
-
-
-def _assigned_in(node: cst.CSTNode) -> set[str]:
-    """Names bound anywhere in `node` (assignments and loop targets)."""
-    found: set[str] = set()
-    for inner in walk.nodes(node):
-        if isinstance(inner, _BINDERS):
-            found |= names_in(inner.target)
-    return found
-
-
-_BINDERS = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)
-
-
-def _jumps_out(block: cst.BaseSuite) -> bool:
-    """Whether a loop's `else` block breaks or continues (the loop around the loop)."""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Break(self, node: cst.Break) -> None:
-            nonlocal found
-            found = True
-
-        def visit_Continue(self, node: cst.Continue) -> None:
-            nonlocal found
-            found = True
-
-        def visit_For(self, node: cst.For) -> bool:
-            return False
-
-        def visit_While(self, node: cst.While) -> bool:
-            return False
-
-    block.visit(Finder())
-    return found
 
 
 def _zip_arguments(call: cst.Call) -> bool:

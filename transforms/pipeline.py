@@ -18,6 +18,7 @@ from cpsgrad.runtime import dispatch
 from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import (
     activity,
+    aliasing,
     calls,
     cps,
     emit,
@@ -157,8 +158,7 @@ def transform(
 
 
 def _cache_key(function: types.FunctionType, every_parameter: bool):
-    """A nested function's program, as calls from programs run it, takes what it captured as
-    parameters: one program serves every function made from its code object."""
+    """A nested function's program (taking what it captured as parameters) serves its code object's functions."""
     if every_parameter:
         definition = DEFINITIONS.get(function.__code__)
         if definition is not None:
@@ -177,8 +177,7 @@ def default_kinds(function) -> tuple[str, ...]:
 def cached(
     function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False
 ) -> Transformed | None:
-    """The cached transform, if the function's code, the rule table and the globals it took for
-    numbers are unchanged."""
+    """The cached transform, if the function's code, the rule table and its number globals hold."""
     entry = _CACHE.get(_cache_key(function, every_parameter), {}).get((argnums, argument_kinds, every_parameter))
     if entry is not None and entry.code is function.__code__ and entry.holds():
         return entry
@@ -227,9 +226,9 @@ def _front(
         active = activity.active_names(normalized.definition, set(differentiated), resolver)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
-    numbers, sequences = kinds.number_variables(
-        normalized.definition, dict(zip(normalized.parameters, argument_kinds, strict=True)), resolver
-    )
+    parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))
+    numbers, sequences = kinds.number_variables(normalized.definition, parameter_kinds, resolver)
+    aliasing.check(normalized, active, numbers, resolver)  # writes in place: refused where unsound
     sites = [_site(call, normalized, resolver, active, numbers, sequences) for call in program.calls]
     return _Front(read, normalized, differentiated, resolver, program, numbers, sites)
 

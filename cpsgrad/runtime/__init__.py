@@ -16,6 +16,7 @@ same way. Each concern is a module of its own, and nothing here imports `cpsgrad
   rules share. A helper that serves only rules sits beside its templates in cpsgrad/rules/;
 - `containers`, `comprehensions`, `closures`: tuples, lists, dicts, records; the builtin
   higher-order functions; nested functions, lambdas and partials;
+- `writes`: `x[i] = v` (`written`) and its backward (save, restore, the adjoints);
 - `checks`: unbound variables, in-place refusals, user rules' checked contributions;
 - `device`: the `DeviceArray` branches of the array helpers;
 - `dispatch`: the call sites of user functions (each picks and runs the callee's program).
@@ -45,6 +46,7 @@ from cpsgrad.runtime.broadcasting import reduced_product, unbroadcast
 from cpsgrad.runtime.checks import (
     Unbound,
     check_bound,
+    check_in_place,
     refuse_in_place,
     rule_adjoint,
     rule_contribution,
@@ -106,6 +108,17 @@ from cpsgrad.runtime.reductions import (
     picked_log_softmax_adjoint,
     softmax_adjoint,
 )
+from cpsgrad.runtime.writes import (
+    close_writes,
+    copied_into,
+    keep_final_writes,
+    open_writes,
+    overwritten,
+    overwritten_adjoint,
+    restore,
+    written,
+    written_adjoint,
+)
 
 __all__ = [
     "builtins",
@@ -119,13 +132,16 @@ __all__ = [
     "attribute_adjoint",
     "borrow",
     "check_bound",
+    "check_in_place",
     "chosen_adjoint",
     "claim",
     "clear_loans",
     "close_loans",
+    "close_writes",
     "construct",
     "constructed_keywords",
     "constructed_positional",
+    "copied_into",
     "DictAdjoint",
     "display_entry",
     "distance_adjoint",
@@ -141,6 +157,7 @@ __all__ = [
     "inserted",
     "inserted_adjoint",
     "is_zero",
+    "keep_final_writes",
     "item",
     "item_adjoint",
     "item_list",
@@ -154,6 +171,9 @@ __all__ = [
     "merge",
     "one_hot",
     "open_loans",
+    "open_writes",
+    "overwritten",
+    "overwritten_adjoint",
     "pass_on",
     "picked_log_softmax_adjoint",
     "product_adjoint",
@@ -164,6 +184,7 @@ __all__ = [
     "removed",
     "removed_adjoint",
     "repeated",
+    "restore",
     "reverse",
     "rule_adjoint",
     "rule_contribution",
@@ -182,6 +203,8 @@ __all__ = [
     "values_adjoint",
     "void_offers",
     "withdrawing",
+    "written",
+    "written_adjoint",
     "zip_length",
     "zipped_adjoint",
 ]

@@ -17,18 +17,42 @@ from cpsgrad.errors import RuleError, SourceLocation, UnsupportedError
 from cpsgrad.kernels.device_array import DeviceArray
 
 
-def refuse_in_place(value, where: str, rewrite: str) -> None:
+def refuse_in_place(value, where: str, rewrite: str, why: str) -> None:
     """Augmented assignment (`c += b`) on an array changes it in place, and every name sharing the
-    array sees the change; the derivative program computes `c = c + b` instead, so it refuses."""
+    array sees the change; where another name, a view or the caller shares it (`why`, from
+    transforms/aliasing.py), the derivative program cannot compute `c = c + b` instead, so it refuses."""
     if isinstance(value, np.ndarray):
-        # `where` is "file:line:col: statement" (adjoint.guard_in_place): the error is located
-        found = re.match(r"(.*?):(\d+):(\d+): (.*)", where, flags=re.DOTALL)
-        location = SourceLocation(found[1], int(found[2]), int(found[3])) if found else None
+        location, construct = _located(where)
         raise UnsupportedError(
-            location, f"{found[4] if found else where} (an array)",
-            "augmented assignment changes an array in place (every name sharing it sees the change), "
-            f"which cpsgrad does not differentiate; write a new value: {rewrite}",
+            location, f"{construct} (an array)",
+            f"augmented assignment changes an array in place, and {why}, which cpsgrad does not differentiate; "
+            f"write a new value: {rewrite}",
         )
+
+
+def check_in_place(result, target, where: str, rewrite: str) -> None:
+    """`c += b` on an array nothing else shares is computed as `c = c + b`: the same values, unless
+    numpy would cast the result into `c`'s dtype or the result broadcasts past `c`'s shape (in
+    place, the first casts and the second raises); those are refused rather than computed otherwise."""
+    if type(target) is np.ndarray and (
+        type(result) is not np.ndarray or result.dtype != target.dtype or result.shape != target.shape
+    ):
+        location, construct = _located(where)
+        got = f"{np.dtype(getattr(result, 'dtype', type(result))).name}{list(np.shape(result))}"
+        raise UnsupportedError(
+            location, f"{construct} (an array)",
+            f"in place, numpy would cast or broadcast the {got} result into the {target.dtype.name}"
+            f"{list(target.shape)} array, which cpsgrad does not differentiate; write a new value with the type "
+            f"you mean: {rewrite}, or .astype(...) it",
+        )
+
+
+def _located(where: str) -> tuple[SourceLocation | None, str]:
+    """`where` is "file:line:col: statement" (adjoint.guard_in_place): the error is located."""
+    found = re.match(r"(.*?):(\d+):(\d+): (.*)", where, flags=re.DOTALL)
+    if not found:
+        return None, where
+    return SourceLocation(found[1], int(found[2]), int(found[3])), found[4]
 
 
 class Unbound:

@@ -49,6 +49,13 @@ def in_place(x):
     return np.sum(y)
 
 
+def in_place_shared(x):
+    y = x * 1.0
+    z = y
+    y += x
+    return np.sum(z * y)
+
+
 def in_place_number(x):
     y = x * 1.0
     y += x

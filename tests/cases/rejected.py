@@ -53,10 +53,15 @@ def uses_dict_unpacking(x):
     return table["a"]
 
 
-def uses_item_assignment(x):
-    values = [x, x]
-    values[0] = 2.0
-    return values[0]
+def writes_into_parameter(x):
+    x[0] = 2.0
+    return x[0]
+
+
+def writes_through_an_element(x):
+    rows = [[x], [x]]
+    rows[0][0] = 2.0
+    return rows[0][0]
 
 
 def uses_attribute_assignment(x):
@@ -103,7 +108,8 @@ REJECTED = {
     "uses_import": ("import statement", 1),
     "uses_walrus": ("assignment expression (:=)", 1),
     "uses_dict_unpacking": ("starred expression", 1),
-    "uses_item_assignment": ("assignment into an element (x[i] = v)", 2),
+    "writes_into_parameter": ("assignment into an element of an argument or a global", 1),
+    "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),
     "uses_starred": ("starred assignment target", 1),
     "uses_star_args": ("*args parameter", 0),

@@ -18,6 +18,7 @@ from cpsgrad.transforms.adjoint.records import (
     RuleCall,
     Softmax,
     Unpack,
+    Write,
     index_node,
 )
 
@@ -29,6 +30,9 @@ class Backward:
         """Emit `record`'s backward, where its output's adjoint is not the symbolic zero."""
         if isinstance(record, Unpack):
             self.unpack_backward(record, defined, pad, lines)
+            return
+        if isinstance(record, Write):
+            self.write_backward(record, defined, pad, lines)
             return
         output = defined.get(self.adjoint(record.target))
         if output is None:
@@ -46,6 +50,24 @@ class Backward:
         if source is not None:
             parts = ", ".join(defined.get(a, ZERO) for a in adjoints)
             self.accumulate(source, f"{RUNTIME}.unpacked(({parts},))", defined, pad, lines)
+
+    def write_backward(self, record: Write, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+        """Restore what the write overwrote; the written value's adjoint is the target's there
+        (read first), and the target's before the write is the one after with that part dropped."""
+        target = cst.Name(record.target)
+        restore = runtime_call("restore", target, record.key, cst.Name(record.saved))
+        lines.append(f"{pad}{syntax.code(restore)}")
+        output = defined.get(self.adjoint(record.target))
+        if output is None:
+            return
+        source = record.source(record.value)
+        if source is not None:
+            contribution = runtime_call("written_adjoint", cst.Name(output), target, record.key, record.value)
+            self.accumulate(source, contribution, defined, pad, lines)
+        source = record.source(record.container)
+        if source is not None:
+            contribution = runtime_call("overwritten_adjoint", cst.Name(output), target, record.key)
+            self.accumulate(source, contribution, defined, pad, lines)
 
     def copy_backward(self, record: Copy, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         source = record.source(record.value)

@@ -8,9 +8,9 @@ import numpy as np
 
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
-from cpsgrad.transforms import calls, syntax
+from cpsgrad.transforms import calls, naming, syntax, writes
 from cpsgrad.transforms.adjoint.frames import Frame
-from cpsgrad.transforms.adjoint.output import RUNTIME, target_list
+from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
 from cpsgrad.transforms.adjoint.records import (
     Copy,
     DictDisplay,
@@ -20,6 +20,7 @@ from cpsgrad.transforms.adjoint.records import (
     Record,
     RuleCall,
     Unpack,
+    Write,
 )
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 
@@ -53,33 +54,66 @@ class Forward:
             return
         variable = target.value
         first = len(lines)
+        if writes.is_write(value):  # x = written(x, key, v): saved, written, restored in its backward
+            self.write(statement, variable, value, frame, pad, lines, records)
+            return
         self.guard_in_place(statement, variable, value, pad, lines)
         record = None
         if self.is_active_variable(variable):
             record = self.record(statement, small.value, value, frame)
         version = self.new_version(frame, variable)
         lines.append(f"{pad}{version} = {syntax.code(value)}")
+        self.check_in_place(statement, value, version, pad, lines)
         if record is not None:
             record.target = version
             record.origin = location
             record.lines = range(first, len(lines))
             records.append(record)
 
+    def write(self, statement, variable: str, value: cst.Call, frame: Frame, pad: str, lines: list, records: list):
+        """A write into `variable`'s array has a record whether or not it is active: the backward of
+        what ran before reads the values it saw, so what the write overwrote is always restored."""
+        first = len(lines)
+        container, key, written = writes.write_parts(value)
+        adjoints = {}
+        for atom in (container, written):
+            source = self.active_source(atom, frame) if isinstance(atom, cst.Name) else None
+            if source is not None:
+                adjoints[atom.value] = source
+        version = self.new_version(frame, variable)
+        saved = self.namer.fresh(naming.overwritten(version))
+        lines.append(f"{pad}{saved} = {syntax.code(runtime_call('overwritten', container, key))}")
+        lines.append(f"{pad}{version} = {syntax.code(value)}")
+        location = self.normalized.location(statement)
+        records.append(
+            Write(
+                version, adjoints, range(first, len(lines)), location,
+                container=container, key=key, value=written, saved=saved,
+            )
+        )
+
     def guard_in_place(self, statement, variable: str, value: cst.BaseExpression, pad: str, lines: list[str]) -> None:
-        """`c += b` is `c = c + b` here, which an array would do in place: where `c` may be an
-        array, a check refuses that at run time instead of computing something else."""
-        origin = self.normalized.origins.get(id(statement))
-        if (
-            not isinstance(origin, cst.AugAssign)
-            or variable in self.numbers
-            or not isinstance(value, cst.BinaryOperation)
-        ):
-            return
+        """`c += b` is `c = c + b` here: where an array `c` is shared (transforms/aliasing.py: another
+        name reads it later, or it is the caller's), a check refuses it at run time instead of
+        computing something else."""
+        why = self.normalized.in_place.get(id(statement))
+        if why is not None:
+            where, rewrite = self.in_place_words(statement)
+            lines.append(f"{pad}{RUNTIME}.refuse_in_place({syntax.code(value.left)}, {where!r}, {rewrite!r}, {why!r})")
+
+    def check_in_place(self, statement, value: cst.BaseExpression, version: str, pad: str, lines: list[str]) -> None:
+        """After `c_1 = c + b` for an unshared `c += b`: numpy would have cast or refused a result of
+        another dtype or shape; the check refuses those."""
+        if id(statement) in self.normalized.in_place and self.normalized.in_place[id(statement)] is None:
+            where, rewrite = self.in_place_words(statement)
+            lines.append(f"{pad}{RUNTIME}.check_in_place({version}, {syntax.code(value.left)}, {where!r}, {rewrite!r})")
+
+    def in_place_words(self, statement) -> tuple[str, str]:
+        origin = self.normalized.origins[id(statement)]
         where = f"{self.normalized.location(statement)}: {syntax.code(origin).strip()}"
         target = syntax.code(origin.target)
         operator = syntax.code(origin.operator).strip()[:-1]
-        rewrite = f"{target} = {target} {operator} {syntax.code(origin.value)}"
-        lines.append(f"{pad}{RUNTIME}.refuse_in_place({syntax.code(value.left)}, {where!r}, {rewrite!r})")
+        return where, f"{target} = {target} {operator} {syntax.code(origin.value)}"
 
     def record(self, statement, original: cst.BaseExpression, value: cst.BaseExpression, frame: Frame) -> Record | None:
         """The backward record of an active assignment, or None when it has no backward."""

@@ -80,6 +80,8 @@ class InactiveIf:
                 lines.append(
                     f"{pad}{target_list(names) if isinstance(target, cst.Tuple) else names[0]} = {syntax.code(value)}"
                 )
+                if len(variables) == 1:
+                    self.check_in_place(statement, value, names[0], pad, lines)
             else:
                 lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
         for variable, version in final.items():

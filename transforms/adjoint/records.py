@@ -83,6 +83,17 @@ class RuleCall(Record):
 
 
 @dataclass
+class Write(Record):
+    """`x_1 = cpsgrad_runtime.written(x, key, v)` (transforms/writes.py): `x_1` is `x`, changed in
+    place; `saved` names what the write overwrote, which its backward restores."""
+
+    container: cst.BaseExpression | None = None
+    key: cst.BaseExpression | None = None
+    value: cst.BaseExpression | None = None
+    saved: str = ""
+
+
+@dataclass
 class Softmax(Record):
     """A softmax written out (transforms/fusion.py), one backward: `target` is its output;
     with `index`, the output is `log(probabilities[index])`."""

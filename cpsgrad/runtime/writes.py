@@ -1,0 +1,184 @@
+"""In-place writes: `x[key] = v` as generated code runs it, and its backward.
+
+Normalize turns `x[i, 1:3] = v` into `x = cpsgrad_runtime.written(x, (i, slice(1, 3, None)), v)`:
+the same object, changed in place, so every name and view sharing it sees the change as in
+Python (transforms/writes.py; transforms/aliasing.py refuses the programs where a name or view
+read later would see it behind the gradient's back). The derivative program saves only what the
+write overwrites (`overwritten`) and puts it back in the backward pass (`restore`), after
+everything that ran later has had its backward: the backward of what ran before then reads the
+values it saw. The adjoint of the written value is read from the target's (`written_adjoint`),
+and the overwritten part's adjoint is dropped (`overwritten_adjoint`, in place where nothing
+else holds the adjoint: a loop filling an n-element array costs O(n) in all).
+
+Arrays take any numpy index (ints, slices, `...`, `None`, integer arrays, masks; where an integer
+array repeats a position, the value written last is the one kept, and only it gets the adjoint);
+lists an int or a slice of the same length as the value; dicts a key.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
+from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.indexing import _is_basic
+
+_ndarray = np.ndarray
+_getrefcount = sys.getrefcount
+_MISSING = object()  # a dict key the write added: restoring removes it
+_books = threading.local()  # per thread: what the run written so far (`open_writes`)
+
+
+def open_writes():
+    """Start a run (`cpsgrad.api`): the values written from here on are put back in their final
+    state when it ends (`close_writes`). Returns what to hand `close_writes`."""
+    outer = (getattr(_books, "written", None), getattr(_books, "final", None))
+    _books.written, _books.final = {}, None
+    return outer
+
+
+def keep_final_writes() -> None:
+    """The forward pass has ended (the reset continuation): copy what every value written holds
+    now, which the backward's restores will undo."""
+    written_now = getattr(_books, "written", None)
+    if written_now:
+        _books.final = [(target, _snapshot(target)) for target in written_now.values()]
+
+
+def close_writes(outer) -> None:
+    """End the run: every value written holds what the original left in it, as after Python's run."""
+    for target, final in getattr(_books, "final", None) or ():
+        if type(target) is _ndarray:
+            target[...] = final
+        elif type(target) is list:
+            target[:] = final
+        else:
+            target.clear()
+            target.update(final)
+    _books.written, _books.final = outer
+
+
+def _snapshot(target):
+    return target.copy()
+
+
+def written(target, key, value):
+    """`target[key] = value`, then `target` itself (the same object)."""
+    if type(target) is list and type(key) is slice and len(range(len(target))[key]) != len(value):
+        raise UnsupportedError(
+            None,
+            "slice assignment that changes a list's length",
+            "cpsgrad differentiates a slice assignment into a list when the value has the slice's length; "
+            "build the new list with + instead",
+        )
+    target[key] = value
+    return target
+
+
+def copied_into(target, value):
+    """`np.copyto(target, value)` (numpy's 'same_kind' casting, as a ufunc's `out=` has), then
+    `target`: what `np.copyto(x, v)` and `np.add(a, b, out=x)` do to `x`."""
+    np.copyto(target, value, casting="same_kind")
+    return target
+
+
+def overwritten(target, key):
+    """A copy of what `target[key] = ...` is about to overwrite (only that part)."""
+    written_now = getattr(_books, "written", None)
+    if written_now is not None:
+        written_now.setdefault(id(target), target)
+    kind = type(target)
+    if kind is _ndarray:
+        part = target[key]
+        return part.copy() if type(part) is _ndarray else part  # a numpy scalar is a copy already
+    if kind is list:
+        return target[key]  # an element, or a new list for a slice
+    if kind is dict:
+        return target.get(key, _MISSING)
+    raise UnsupportedError(
+        None,
+        f"assignment into an element of a {kind.__name__}",
+        "cpsgrad differentiates writes into numpy arrays, lists and dicts; build a new value instead",
+    )
+
+
+def restore(target, key, saved) -> None:
+    """Undo `target[key] = ...`: put back what `overwritten` saved."""
+    if type(target) is dict and saved is _MISSING:
+        del target[key]
+    else:
+        target[key] = saved
+
+
+def written_adjoint(adjoint, target, key, value):
+    """The adjoint of the value written by `target[key] = value`, given the target's after it."""
+    if is_zero(adjoint):
+        return 0.0
+    kind = type(target)
+    if kind is _ndarray:
+        if target.dtype.kind not in "fc":  # written into ints or bools: truncated, no derivative
+            return 0.0
+        part = adjoint[key]
+        if not _is_basic(key):  # an integer array may repeat a position: the last write wins
+            part = part * _kept(target.shape, key)
+        elif type(part) is _ndarray:  # a view: overwritten_adjoint zeroes it next, in place
+            part = part.copy()
+        return _shaped_like(part, value)
+    if kind is list and type(key) is slice:
+        return SequenceAdjoint(adjoint[key]) if isinstance(adjoint, SequenceAdjoint) else 0.0
+    if kind is dict:
+        return adjoint.get(key, 0.0) if isinstance(adjoint, DictAdjoint) else 0.0
+    return adjoint[key]
+
+
+def overwritten_adjoint(adjoint, target, key):
+    """The target's adjoint before `target[key] = value`: the one after, with the overwritten
+    part's dropped. An array nothing else holds is changed in place (the caller's variable, this
+    parameter and getrefcount's argument: a count of 3), any other is copied."""
+    if is_zero(adjoint):
+        return adjoint
+    kind = type(target)
+    if kind is _ndarray:
+        if type(adjoint) is not _ndarray:
+            return adjoint  # an int target's adjoint: nothing flows through it
+        if not (
+            _getrefcount(adjoint) == 3
+            and adjoint.base is None
+            and adjoint.flags.writeable
+            and adjoint.dtype is target.dtype
+            and adjoint.shape == target.shape
+        ):
+            adjoint = np.array(adjoint, dtype=target.dtype)
+        adjoint[key] = 0
+        return adjoint
+    if kind is list:
+        positions = range(len(target))[key]
+        dropped = set(positions) if type(positions) is range else {positions}
+        return SequenceAdjoint(0.0 if position in dropped else part for position, part in enumerate(adjoint))
+    if kind is dict:
+        return DictAdjoint({k: v for k, v in adjoint.items() if k != key})
+    return adjoint
+
+
+def _kept(shape: tuple, key) -> np.ndarray:
+    """Where an advanced-index write `x[key] = v` kept the value it wrote (a repeated position
+    keeps the last one): 1.0 for each element of `x[key]` that survived, else 0.0."""
+    probe = np.full(shape, -1, dtype=np.intp)
+    count = int(np.prod(np.shape(probe[key])))
+    order = np.arange(count, dtype=np.intp).reshape(np.shape(probe[key]))
+    probe[key] = order
+    return (probe[key] == order).astype(np.float64)
+
+
+def _shaped_like(part, value):
+    """`part` (an adjoint of `x[key]`) as the adjoint of the value written there, which
+    broadcast to that shape: summed back to it, in its type (a list or tuple of numbers or arrays
+    gets a `SequenceAdjoint`)."""
+    if isinstance(value, (list, tuple)):
+        reduced = unbroadcast(part, np.zeros(np.shape(value)))
+        return SequenceAdjoint(_shaped_like(reduced[position], element) for position, element in enumerate(value))
+    return unbroadcast(part, value)

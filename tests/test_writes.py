@@ -1,0 +1,147 @@
+"""Writes in place (`x[i] = v`, `x op= y`): what the generated code does, the final state of what
+was written, the run-time refusals, and the adjoint helpers' ownership rules. The programs
+themselves are checked against finite differences and jax in tests/corpus/write_programs.py."""
+
+import numpy as np
+import pytest
+
+import cpsgrad
+from cpsgrad import runtime
+from cpsgrad.testing import check_grad
+
+LOG = []
+
+
+def fill(w, n):
+    x = np.zeros(n)
+    for i in range(n):
+        x[i] = w * i
+    return np.sum(x * x)
+
+
+def test_the_program_writes_in_place_and_restores_in_its_backward():
+    text = cpsgrad.show(fill, example=(0.5, 3))
+    assert "x_1 = cpsgrad_runtime.written(x, i, t" in text  # the user's name, one operation a line
+    assert "x_1_overwritten = cpsgrad_runtime.overwritten(x, i)" in text
+    assert "cpsgrad_runtime.restore(x_1, i, x_1_overwritten)" in text
+    assert "x = cpsgrad_runtime.written(x, i, t" in cpsgrad.show(fill, stage="normalize")
+    assert cpsgrad.grad(fill)(0.5, 4) == pytest.approx(2 * 0.5 * (1 + 4 + 9))
+
+
+def keeps_a_buffer(w):
+    buffer = np.zeros(3)
+    LOG.append(buffer)  # plain Python keeps the array: it must end as the original leaves it
+    buffer[0] = 7.0
+    y = w * buffer[0]
+    buffer[1] = 9.0
+    return y * w
+
+
+def test_what_was_written_ends_as_the_original_leaves_it():
+    LOG.clear()
+    expected = keeps_a_buffer(1.5)
+    value, gradient = cpsgrad.value_and_grad(keeps_a_buffer)(1.5)
+    assert value == expected and gradient == 2 * 7.0 * 1.5
+    np.testing.assert_array_equal(LOG[0], LOG[1])
+    np.testing.assert_array_equal(LOG[1], [7.0, 9.0, 0.0])
+
+
+def helper_with_buffer(v, n):
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = v * (i + 1.0)
+    return out
+
+
+def calls_a_writer(w):
+    first = helper_with_buffer(w, 3)
+    second = helper_with_buffer(first[2], 2)
+    return np.sum(first) + np.sum(second**2)
+
+
+def writes_until(w, limit):
+    x = np.zeros(6)
+    i = 0
+    while True:
+        x[i] = w**i
+        if x[i] > limit:
+            break
+        i += 1
+    return np.sum(x)
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments"),
+    [(calls_a_writer, (0.7,)), (writes_until, (1.7, 4.0)), (writes_until, (0.5, 0.2))],
+)
+def test_writes_in_user_functions_and_loops_with_break(function, arguments):
+    check_grad(function, *arguments)
+
+
+def writes_floats_into_ints(w):
+    counts = np.zeros(3, dtype=np.int64)
+    counts[0] = w * 10.0  # truncated: no derivative through it
+    return float(counts[0]) + w
+
+
+def writes_into_float32(w):
+    x = np.zeros(2, dtype=np.float32)
+    x[0] = w * 2.0
+    return float(np.sum(x * x))
+
+
+def test_written_dtypes():
+    assert cpsgrad.grad(writes_floats_into_ints)(0.55) == 1.0
+    gradient = cpsgrad.grad(writes_into_float32)(0.5)
+    assert type(gradient) is float and gradient == pytest.approx(8.0 * 0.5)
+
+
+def grows_a_list(w):
+    xs = [w, w]
+    xs[0:1] = [w, w, w]
+    return xs[0]
+
+
+def casts_in_place(x):
+    y = np.zeros(2, dtype=np.float32)
+    y += x
+    return float(np.sum(y))
+
+
+def broadcasts_in_place(x):
+    y = np.zeros(1)
+    y += x
+    return np.sum(y)
+
+
+def test_what_numpy_or_python_would_do_otherwise_is_refused_at_run_time():
+    with pytest.raises(cpsgrad.UnsupportedError, match="slice assignment that changes a list's length"):
+        cpsgrad.grad(grows_a_list)(1.0)
+    with pytest.raises(cpsgrad.UnsupportedError, match=r"test_writes\.py:\d+:\d+: y \+= x \(an array\).*cast"):
+        cpsgrad.grad(casts_in_place)(np.ones(2))
+    with pytest.raises(cpsgrad.UnsupportedError, match=r"y \+= x \(an array\).*float64\[3\] result"):
+        cpsgrad.grad(broadcasts_in_place)(np.ones(3))
+    assert cpsgrad.grad(broadcasts_in_place)(2.0) == 1.0  # a number broadcasts nowhere
+
+
+def test_the_overwritten_part_of_an_adjoint_nothing_else_holds_is_dropped_in_place():
+    target = np.zeros(4)
+    adjoint = np.ones(4)
+    dropped = runtime.overwritten_adjoint(adjoint, target, 1)
+    assert dropped is adjoint and dropped.tolist() == [1.0, 0.0, 1.0, 1.0]
+    shared = np.ones(4)
+    alias = shared
+    copied = runtime.overwritten_adjoint(shared, target, slice(0, 2))
+    assert copied is not shared and alias.tolist() == [1.0] * 4 and copied.tolist() == [0.0, 0.0, 1.0, 1.0]
+    view = runtime.written_adjoint(adjoint, target, slice(2, 4), np.zeros(2))
+    runtime.overwritten_adjoint(adjoint, target, slice(2, 4))
+    assert view.tolist() == [1.0, 1.0]  # the value's part was copied before the target's was dropped
+
+
+def test_the_last_write_to_a_repeated_position_gets_the_adjoint():
+    target = np.zeros(3)
+    key = np.array([0, 1, 0])
+    runtime.written(target, key, np.array([1.0, 2.0, 3.0]))
+    assert target.tolist() == [3.0, 2.0, 0.0]
+    adjoint = np.array([10.0, 20.0, 30.0])
+    assert runtime.written_adjoint(adjoint, target, key, np.zeros(3)).tolist() == [0.0, 20.0, 10.0]
