@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.transforms import assignment_expressions
 from cpsgrad.transforms.source import FunctionSource
 
 # node type -> (construct name, what to do instead)
@@ -33,7 +34,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Import: ("import statement", "import at module level"),
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
-    cst.NamedExpr: ("assignment expression (:=)", "assign on a line of its own"),
     cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
     cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
     cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
@@ -87,6 +87,12 @@ class Fence(cst.CSTVisitor):
             self.reject(params.star_arg, "*args parameter", "name each parameter")
         if params.star_kwarg is not None:
             self.reject(params.star_kwarg, "**kwargs parameter", "name each parameter")
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        walrus = assignment_expressions.FStringWalrus()
+        node.visit(walrus)
+        if walrus.found is not None:
+            self.reject(walrus.found, "assignment expression (:=) in an f-string", "assign it on a line before")
 
     def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:

@@ -21,6 +21,7 @@ import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import (
+    assignment_expressions,
     closures,
     comprehensions,
     evaluation_order,
@@ -473,6 +474,8 @@ class _Normalizer:
         value = self.simple(node, out)
         if isinstance(value, cst.Name) and value.value in self.user_locals and value.value not in self.assigned:
             return self.temporary_value(value, out, node)  # read now: it may be unbound (self.assigned)
+        if assignment_expressions.stale(self, value):  # read now: a walrus after it may rebind it
+            return self.temporary_value(value, out, node)
         if syntax.is_atom(value) and not self.local_attribute(value):
             return value
         return self.temporary_value(value, out, node)
@@ -500,6 +503,8 @@ class _Normalizer:
             return self.conditional(node, out)
         if isinstance(node, cst.Call):
             return self.call(node, out)
+        if isinstance(node, cst.NamedExpr):  # y := value (transforms/assignment_expressions.py)
+            return assignment_expressions.named(self, node, out)
         if isinstance(node, comprehensions.NODES):  # -> loops (transforms/comprehensions.py)
             return comprehensions.comprehension(self, node, out)
         if isinstance(node, cst.Subscript):
@@ -559,6 +564,8 @@ class _Normalizer:
             ):
                 # a dotted name that names nothing now (math.hupot, an undefined function): Python
                 # looks it up before the arguments, so its AttributeError or NameError comes first
+                callee = self.temporary_value(callee, out, node)
+            elif assignment_expressions.stale(self, callee):  # f(f := g): f read first
                 callee = self.temporary_value(callee, out, node)
         values = self.in_order([self.operand(a.value) for a in node.args], out)
         arguments = [cst.Arg(value, keyword=a.keyword) for value, a in zip(values, node.args, strict=True)]
@@ -658,30 +665,15 @@ def _assigned_in(node: cst.CSTNode) -> set[str]:
     return found
 
 
-_BINDERS = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)
+_BINDERS = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)
 
 
-def _jumps_out(block: cst.BaseSuite) -> bool:
-    """Whether a loop's `else` block breaks or continues (the loop around the loop)."""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Break(self, node: cst.Break) -> None:
-            nonlocal found
-            found = True
-
-        def visit_Continue(self, node: cst.Continue) -> None:
-            nonlocal found
-            found = True
-
-        def visit_For(self, node: cst.For) -> bool:
-            return False
-
-        def visit_While(self, node: cst.While) -> bool:
-            return False
-
-    block.visit(Finder())
-    return found
+def _jumps_out(node: cst.CSTNode) -> bool:
+    """Whether a loop's `else` block breaks or continues (the loop around the loop): a break or
+    continue not inside a loop of its own."""
+    if isinstance(node, (cst.Break, cst.Continue)):
+        return True
+    return not isinstance(node, (cst.For, cst.While)) and any(_jumps_out(child) for child in node.children)
 
 
 def _zip_arguments(call: cst.Call) -> bool:

@@ -42,12 +42,6 @@ def uses_import(x):
     return x
 
 
-def uses_walrus(x):
-    if (y := x * 2) > 1:
-        return y
-    return x
-
-
 def uses_dict_unpacking(x):
     table = {**DEFAULTS, "a": x}
     return table["a"]
@@ -101,7 +95,6 @@ REJECTED = {
     "uses_nonlocal": ("nonlocal statement", 2),
     "uses_del": ("del statement", 2),
     "uses_import": ("import statement", 1),
-    "uses_walrus": ("assignment expression (:=)", 1),
     "uses_dict_unpacking": ("starred expression", 1),
     "uses_item_assignment": ("assignment into an element (x[i] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),

@@ -1,0 +1,126 @@
+"""Everyday Python (issue 15 item 5): assignment expressions, sets of plain values, calls made
+for their effect, generator functions. The programs are tests/corpus/everyday_programs.py
+(finite differences, the original's values and jax.grad in tests/test_corpus.py); here: the
+normalized and CPS stages run with the original's semantics, Python's order of evaluation and
+scoping hold exactly, and what stays refused is refused with its location."""
+
+import inspect
+import math
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cpsgrad
+from cpsgrad import runtime
+from cpsgrad.errors import UnsupportedError
+from cpsgrad.testing import check_grad
+from tests.corpus import everyday_programs
+from tests.corpus.everyday_programs import CASES
+
+
+def _stage_function(function, stage: str, name: str, argnums=0):
+    namespace = dict(function.__globals__)
+    namespace["cpsgrad_runtime"] = runtime
+    exec(cpsgrad.show(function, stage=stage, argnums=argnums), namespace)
+    return namespace[name]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b and type(a) is type(b)
+
+
+# the stages of a function with a nested definition name it by a label only the pipeline binds
+STAGED = [case for case in CASES if "lambda" not in inspect.getsource(case.function)]
+
+
+@pytest.mark.parametrize("case", STAGED, ids=lambda case: case.name)
+def test_normalized_and_cps_stages_compute_the_original_value(case):
+    normalized = _stage_function(case.function, "normalize", case.name, case.argnums)
+    continuation_passing = _stage_function(case.function, "cps", case.name + "__cps", case.argnums)
+
+    @settings(max_examples=8, deadline=None)
+    @given(st.tuples(*case.arguments))
+    def check(arguments):
+        expected = case.function(*arguments)
+        assert _same(normalized(*arguments), expected)
+        assert _same(continuation_passing(*arguments, lambda value: value), expected)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        check()
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+# --- assignment expressions ----------------------------------------------------------------
+
+
+def operands_in_order(x):
+    y = 1.0
+    return y + (y := x * 2.0) + y * (y := y + 1.0) + y
+
+
+def chained(x):
+    return (0.0 < (m := x * 3.0) < 10.0) * m + (m := m * 2.0)
+
+
+def test_python_order_of_evaluation_decides_every_read():
+    for function in (operands_in_order, chained):
+        for x in (0.5, -1.5, 2.0):
+            value, gradient = cpsgrad.value_and_grad(function)(x)
+            assert value == function(x)
+            check_grad(function, x)
+
+
+def comprehension_scope(x):
+    values = [x, 2.0 * x, -x]
+    doubled = [z for v in values if (z := v * 2.0) > 0]
+    return sum(doubled) * z  # z: the last value computed, as Python binds it in the function
+
+
+def test_a_walrus_in_a_comprehension_binds_the_function_scope():
+    for x in (0.7, -0.7):
+        assert cpsgrad.value_and_grad(comprehension_scope)(x)[0] == comprehension_scope(x)
+        check_grad(comprehension_scope, x)
+
+
+def test_the_normalized_walrus_reads_well():
+    text = cpsgrad.show(everyday_programs.walrus_countdown, stage="normalize")
+    assert "n = n - 1" in text
+    assert ":=" not in text
+
+
+def in_fstring(x):
+    label = f"{(y := x * 2)}"
+    return y + len(label)
+
+
+def test_a_walrus_in_an_fstring_is_refused_with_its_location():
+    with pytest.raises(UnsupportedError) as raised:
+        cpsgrad.grad(in_fstring)(1.0)
+    error = raised.value
+    assert error.construct == "assignment expression (:=) in an f-string"
+    assert error.location.line == inspect.getsourcelines(in_fstring)[1] + 1
+    assert "line before" in error.advice
+
+
+def late_capture(x):
+    a = 1.0
+    g = lambda v: v * a  # noqa: E731
+    total = g(x)
+    if (a := x * 2.0) > 0:
+        total = total + a
+    return total
+
+
+def test_a_closure_capturing_a_name_a_walrus_rebinds_later_is_refused():
+    with pytest.raises(UnsupportedError, match="capturing a"):
+        cpsgrad.grad(late_capture)(1.0)
