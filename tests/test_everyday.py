@@ -124,3 +124,60 @@ def late_capture(x):
 def test_a_closure_capturing_a_name_a_walrus_rebinds_later_is_refused():
     with pytest.raises(UnsupportedError, match="capturing a"):
         cpsgrad.grad(late_capture)(1.0)
+
+
+# --- sets ----------------------------------------------------------------------------------
+
+
+def set_display_of_a_differentiable_value(x):
+    chosen = {x, 1.0}
+    return x * len(chosen)
+
+
+def set_comprehension_of_differentiable_values(x):
+    return len({v * x for v in (1.0, 2.0)}) * x
+
+
+def set_call_of_differentiable_values(x):
+    return len(set([x, x * 2.0])) * x
+
+
+def set_method_with_a_differentiable_value(x):
+    chosen = set()
+    chosen.add(x)
+    return x
+
+
+@pytest.mark.parametrize(
+    ("function", "offset"),
+    [
+        (set_display_of_a_differentiable_value, 1),
+        (set_comprehension_of_differentiable_values, 1),
+        (set_call_of_differentiable_values, 1),
+    ],
+)
+def test_a_set_holding_a_differentiable_value_is_refused_at_its_line(function, offset):
+    function(1.5)  # plain Python runs it
+    with pytest.raises(cpsgrad.NoRuleError) as raised:
+        cpsgrad.grad(function)(1.5)
+    error = raised.value
+    assert error.location.line == inspect.getsourcelines(function)[1] + offset
+    assert "sets are not differentiable values" in error.advice
+    assert "tuple or list" in error.advice
+
+
+def test_a_set_method_given_a_differentiable_value_is_refused_at_its_line():
+    with pytest.raises(UnsupportedError) as raised:
+        cpsgrad.grad(set_method_with_a_differentiable_value)(1.5)
+    assert raised.value.location.line == inspect.getsourcelines(set_method_with_a_differentiable_value)[1] + 2
+    assert raised.value.construct == "method call chosen.add"
+
+
+def shadowed_set(x):
+    set = list  # noqa: A001
+    members = {1, 2, 1 + 1}
+    return x * len(members) + len(set((1, 1)))
+
+
+def test_a_display_builds_a_builtin_set_even_where_set_is_shadowed():
+    assert cpsgrad.value_and_grad(shadowed_set)(2.0) == (shadowed_set(2.0), 2.0)

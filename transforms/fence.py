@@ -34,7 +34,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Import: ("import statement", "import at module level"),
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
-    cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
     cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
     cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
 }

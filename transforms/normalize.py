@@ -27,6 +27,7 @@ from cpsgrad.transforms import (
     evaluation_order,
     lists,
     naming,
+    sets,
     syntax,
     walk,
 )
@@ -505,6 +506,8 @@ class _Normalizer:
             return self.call(node, out)
         if isinstance(node, cst.NamedExpr):  # y := value (transforms/assignment_expressions.py)
             return assignment_expressions.named(self, node, out)
+        if isinstance(node, cst.Set):  # {a, b} -> set((a, b)) (transforms/sets.py)
+            return sets.display(self, node, out)
         if isinstance(node, comprehensions.NODES):  # -> loops (transforms/comprehensions.py)
             return comprehensions.comprehension(self, node, out)
         if isinstance(node, cst.Subscript):

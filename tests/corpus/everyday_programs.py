@@ -144,6 +144,62 @@ def jax_walrus_lambda(x, w):
     return (x * w) ** 2 + jnp.sin(x) + jnp.cos(x)
 
 
+# --- sets of non-differentiable values ------------------------------------------------------
+
+
+def set_membership(x, n):
+    """Sets of ints built by displays, comprehensions and methods decide which terms count."""
+    wanted = {n, n + 2, 7}
+    seen = set()
+    total = 0.0
+    for i in range(8):
+        if i in wanted and i not in seen:
+            seen.add(i)
+            total = total + math.sin(x * i)
+        elif i % 3 == 0:
+            seen |= {i}
+            total = total - x * i
+    odd = {i for i in seen if i % 2}
+    seen.discard(0)
+    return total * len(odd) + len(seen - wanted) + x * len(wanted & {n})
+
+
+def jax_set_membership(x, n):
+    wanted = {n, n + 2, 7}
+    seen = set()
+    total = 0.0
+    for i in range(8):
+        if i in wanted and i not in seen:
+            seen.add(i)
+            total = total + jnp.sin(x * i)
+        elif i % 3 == 0:
+            seen |= {i}
+            total = total - x * i
+    odd = {i for i in seen if i % 2}
+    seen.discard(0)
+    return total * len(odd) + len(seen - wanted) + x * len(wanted & {n})
+
+
+def unique_labels(labels):
+    """A helper returning a set of strings, used for lookups only."""
+    return {label.lower() for label in labels}
+
+
+def set_of_strings(w):
+    names = ("a", "B", "b", "c")
+    known = unique_labels(names)
+    keys = {(name, len(name)) for name in names}
+    score = 0.0
+    for name in sorted(known):
+        if (name, 1) in keys:
+            score = score + w * w
+    return score + len(frozenset(known)) * w
+
+
+def jax_set_of_strings(w):
+    return 3 * w * w + 3 * w
+
+
 # --- the cases -----------------------------------------------------------------------------
 
 CASES = [
@@ -160,6 +216,8 @@ CASES = [
     ),
     Case(walrus_generator_sum, (arrays((4,), min_value=-2.0, max_value=2.0, exclude_near=(0.5, -0.5)),)),
     Case(walrus_arrays, (arrays((3,), min_value=-1.5, max_value=1.5),), jax=jax_walrus_arrays),
+    Case(set_membership, (floats(-2.0, 2.0), ints(0, 7)), jax=jax_set_membership),
+    Case(set_of_strings, (floats(-2.0, 2.0),), jax=jax_set_of_strings),
     Case(walrus_lambda, (floats(-2.0, 2.0), floats(-2.0, 2.0)), argnums=(0, 1), jax=jax_walrus_lambda),
 ]
 EXAMPLES = 6
