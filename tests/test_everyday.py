@@ -145,7 +145,7 @@ def set_call_of_differentiable_values(x):
 def set_method_with_a_differentiable_value(x):
     chosen = set()
     chosen.add(x)
-    return x
+    return x * len(chosen)
 
 
 @pytest.mark.parametrize(
@@ -170,7 +170,8 @@ def test_a_set_method_given_a_differentiable_value_is_refused_at_its_line():
     with pytest.raises(UnsupportedError) as raised:
         cpsgrad.grad(set_method_with_a_differentiable_value)(1.5)
     assert raised.value.location.line == inspect.getsourcelines(set_method_with_a_differentiable_value)[1] + 2
-    assert raised.value.construct == "method call chosen.add"
+    assert raised.value.construct == "call of chosen.add for its effect"
+    assert "reads chosen again" in raised.value.advice
 
 
 def shadowed_set(x):
@@ -181,3 +182,78 @@ def shadowed_set(x):
 
 def test_a_display_builds_a_builtin_set_even_where_set_is_shadowed():
     assert cpsgrad.value_and_grad(shadowed_set)(2.0) == (shadowed_set(2.0), 2.0)
+
+
+# --- calls made for their effect ------------------------------------------------------------
+
+KEPT = []
+BUFFER = np.zeros(3)
+
+
+def prints_and_keeps(x):
+    print("x", x)
+    KEPT.append(float(x) * 2.0)
+    return x * x
+
+
+def test_a_call_for_its_effect_runs_with_the_values_in_order(capsys):
+    KEPT.clear()
+    value, gradient = cpsgrad.value_and_grad(prints_and_keeps)(1.25)
+    assert (value, gradient) == (1.5625, 2.5)
+    assert KEPT == [2.5]
+    assert capsys.readouterr().out == "x 1.25\n"
+
+
+def test_a_user_function_called_for_its_effect_runs_and_adds_nothing():
+    from tests.cases import calls_functions
+
+    assert cpsgrad.value_and_grad(calls_functions.calls_for_its_effect)(0.5) == (0.5, 1.0)
+
+
+def reads_back_what_it_kept(x, w):
+    KEPT.append(x)
+    return KEPT[-1] * w
+
+
+def copies_into_a_buffer_it_reads(x):
+    np.copyto(BUFFER, x)
+    return np.sum(BUFFER * x)
+
+
+def hands_over_a_list(x):
+    everyday_programs.fake_plotting.plot([x, 1.0])
+    return x
+
+
+def writes_into_its_argument(x):
+    everyday_programs.fake_plotting.fill(x, 0.0)
+    return np.sum(x)
+
+
+def uses_a_result_without_a_rule(x):
+    mantissa = math.frexp(x)[0]
+    return mantissa * x
+
+
+@pytest.mark.parametrize(
+    ("function", "argument", "error", "offset", "message"),
+    [
+        (reads_back_what_it_kept, 1.5, UnsupportedError, 1, "reads KEPT again"),
+        (copies_into_a_buffer_it_reads, np.ones(3), UnsupportedError, 1, "reads BUFFER again"),
+        (hands_over_a_list, 1.5, UnsupportedError, 1, "the callee could change it"),
+        (uses_a_result_without_a_rule, 1.5, cpsgrad.NoRuleError, 1, "no derivative rule for math.frexp"),
+    ],
+    ids=["read back", "written buffer read", "list", "result used"],
+)
+def test_what_a_call_for_its_effect_could_change_is_refused_at_its_line(function, argument, error, offset, message):
+    with pytest.raises(error, match=message) as raised:
+        cpsgrad.grad(function, argnums=0)(argument, *([2.0] if function is reads_back_what_it_kept else []))
+    assert raised.value.location.line == inspect.getsourcelines(function)[1] + offset
+    assert raised.value.location.filename == __file__
+
+
+def test_a_callee_writing_into_an_array_it_was_given_raises_instead_of_changing_it():
+    x = np.ones(3)
+    with pytest.raises(ValueError, match="read-only"):
+        cpsgrad.grad(writes_into_its_argument)(x)
+    assert np.array_equal(x, np.ones(3))

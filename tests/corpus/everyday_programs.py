@@ -7,12 +7,14 @@ branches, helpers and recursion. `CASES` at the end pairs each with hypothesis s
 the module-level helpers are not cases. Strategies keep inputs away from branch thresholds.
 """
 
+import logging
 import math
 
 import jax.numpy as jnp
 import numpy as np
 
 from cpsgrad.testing.strategies import arrays, floats, ints
+from tests.cases import calls_functions, fake_plotting
 from tests.corpus import Case
 
 # --- assignment expressions ----------------------------------------------------------------
@@ -200,6 +202,59 @@ def jax_set_of_strings(w):
     return 3 * w * w + 3 * w
 
 
+# --- calls made for their effect ----------------------------------------------------------
+
+LOG = []
+LOGGER = logging.getLogger("cpsgrad.tests.everyday")
+
+
+class Recorder:
+    """A plain user class: its method is called for its effect with a differentiable value."""
+
+    def __init__(self):
+        self.seen = []
+
+    def record(self, value, label="value"):
+        self.seen.append((label, value))
+
+
+RECORDER = Recorder()
+
+
+def effects_in_a_loop(x, w):
+    """print, logging, a plotting function, a list and an object kept outside, each given
+    differentiable values inside a loop and a branch; a user function called for its effect."""
+    total = 0.0
+    for i in range(3):
+        total = total + math.sin(x * i) * w
+        print("step", i, total)
+        LOGGER.info("step %d: %s", i, total)
+        if total > 0:
+            fake_plotting.plot(total, x, color="r")
+        LOG.append(float(total))
+        RECORDER.record(total, label="total")
+        calls_functions.square(x)
+    return total * x
+
+
+def jax_effects_in_a_loop(x, w):
+    total = 0.0
+    for i in range(3):
+        total = total + jnp.sin(x * i) * w
+    return total * x
+
+
+def effects_on_arrays(x):
+    """An array handed to calls for their effect (as a read-only view), a tuple of them too."""
+    fake_plotting.plot(x, (x, 2.0), np.tanh(x))
+    LOGGER.debug("x = %s", x)
+    return np.sum(np.tanh(x) * x)
+
+
+def jax_effects_on_arrays(x):
+    return jnp.sum(jnp.tanh(x) * x)
+
+
 # --- the cases -----------------------------------------------------------------------------
 
 CASES = [
@@ -218,6 +273,8 @@ CASES = [
     Case(walrus_arrays, (arrays((3,), min_value=-1.5, max_value=1.5),), jax=jax_walrus_arrays),
     Case(set_membership, (floats(-2.0, 2.0), ints(0, 7)), jax=jax_set_membership),
     Case(set_of_strings, (floats(-2.0, 2.0),), jax=jax_set_of_strings),
+    Case(effects_in_a_loop, (floats(-2.0, 2.0), floats(-2.0, 2.0)), argnums=(0, 1), jax=jax_effects_in_a_loop),
+    Case(effects_on_arrays, (arrays((3,), min_value=-2.0, max_value=2.0),), jax=jax_effects_on_arrays),
     Case(walrus_lambda, (floats(-2.0, 2.0), floats(-2.0, 2.0)), argnums=(0, 1), jax=jax_walrus_lambda),
 ]
 EXAMPLES = 6

@@ -1,0 +1,31 @@
+"""The differentiable arguments of a call made for its effect (`print(x)`, `plt.plot(x)`,
+`LOG.append(x)`: transforms/effects.py), handed over so that the callee cannot change them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsgrad.errors import UnsupportedError
+
+_IMMUTABLE = (float, int, bool, complex, str, bytes, type(None), np.generic)
+
+
+def frozen(value):
+    """`value` as a call made for its effect may receive it: numbers, numpy scalars and strings
+    as they are, a tuple of such values as a tuple, an array as a read-only view of itself (a
+    write into it raises); anything the callee could change is refused (the location is added
+    by the API from the generated line)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if type(value) is np.ndarray:
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    if type(value) is tuple:
+        return tuple(frozen(element) for element in value)
+    raise UnsupportedError(
+        None,
+        f"{type(value).__name__} holding a differentiable value passed to a call for its effect",
+        "the callee could change it, behind the gradient's back; pass the numbers or arrays it needs "
+        "(a tuple of them, float(x), x.copy()), or assign the call's result",
+    )
