@@ -257,3 +257,25 @@ def test_a_callee_writing_into_an_array_it_was_given_raises_instead_of_changing_
     with pytest.raises(ValueError, match="read-only"):
         cpsgrad.grad(writes_into_its_argument)(x)
     assert np.array_equal(x, np.ones(3))
+
+
+# --- generator functions: refused, with the rewrite ------------------------------------------
+
+
+def scaled(xs, w):
+    for x in xs:
+        yield x * w
+
+
+def consumes_a_generator(w):
+    return sum(scaled([1.0, 2.0], w))
+
+
+def test_a_generator_called_from_differentiated_code_is_refused_at_its_yield_with_the_rewrite():
+    assert consumes_a_generator(1.5) == 4.5
+    with pytest.raises(UnsupportedError) as raised:
+        cpsgrad.grad(consumes_a_generator)(1.5)
+    error = raised.value
+    assert error.construct == "yield"
+    assert error.location.line == inspect.getsourcelines(scaled)[1] + 2
+    assert "return a list of the values" in error.advice

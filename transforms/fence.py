@@ -19,7 +19,12 @@ _REJECTED: dict[type, tuple[str, str]] = {
         "exceptions cannot be differentiated through; check the condition with if instead",
     ),
     cst.With: ("with statement", "move the context manager outside the differentiated function"),
-    cst.Yield: ("yield", "generators cannot be differentiated; build and return a value instead"),
+    cst.Yield: (
+        "yield",
+        "generator functions (yield, yield from) are not differentiated yet, neither differentiated themselves nor "
+        "called from differentiated code; return a list of the values instead (return [x * w for x in xs]) "
+        "and iterate over it, or compute the values in the caller's loop",
+    ),
     cst.Await: ("await", "coroutines cannot be differentiated; write synchronous code"),
     cst.Global: (
         "global statement",
