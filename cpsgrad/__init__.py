@@ -20,6 +20,7 @@ from cpsgrad.errors import (
 from cpsgrad.kernels import cuda_available
 from cpsgrad.kernels.device_array import DeviceArray, to_device, to_host
 from cpsgrad.rules.registry import not_differentiable, rule
+from cpsgrad.runtime.effects import observer
 
 __version__ = "0.1.0"
 
@@ -37,6 +38,7 @@ __all__ = [
     "grad",
     "nn",
     "not_differentiable",
+    "observer",
     "rule",
     "show",
     "to_device",

@@ -31,6 +31,7 @@ from tests.corpus import (
     array_programs,
     call_programs,
     closure_programs,
+    everyday_programs,
     scalar_programs,
     write_programs,
 )
@@ -41,9 +42,17 @@ CORPORA = {
     "calls": call_programs,
     "closures": closure_programs,
     "writes": write_programs,
+    "everyday": everyday_programs,
 }
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
-LARGE_ENOUGH = {"scalar": (80, 0), "arrays": (40, 8), "calls": (32, 8), "closures": (36, 10), "writes": (12, 5)}
+LARGE_ENOUGH = {
+    "scalar": (80, 0),
+    "arrays": (40, 8),
+    "calls": (32, 8),
+    "closures": (36, 10),
+    "writes": (12, 5),
+    "everyday": (9, 5),
+}
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9
 JAX_ATOL = 1e-12

@@ -51,27 +51,12 @@ def _bound(target: cst.BaseExpression) -> set[str]:
     return names_in(target)
 
 
-_BINDERS = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)
+_BINDERS = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)
 
 
-def jumps_out(block: cst.BaseSuite) -> bool:
-    """Whether a loop's `else` block breaks or continues (the loop around the loop)."""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Break(self, node: cst.Break) -> None:
-            nonlocal found
-            found = True
-
-        def visit_Continue(self, node: cst.Continue) -> None:
-            nonlocal found
-            found = True
-
-        def visit_For(self, node: cst.For) -> bool:
-            return False
-
-        def visit_While(self, node: cst.While) -> bool:
-            return False
-
-    block.visit(Finder())
-    return found
+def jumps_out(node: cst.CSTNode) -> bool:
+    """Whether a loop's `else` block breaks or continues (the loop around the loop): a break or
+    continue not inside a loop of its own."""
+    if isinstance(node, (cst.Break, cst.Continue)):
+        return True
+    return not isinstance(node, (cst.For, cst.While)) and any(jumps_out(child) for child in node.children)

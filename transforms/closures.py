@@ -356,7 +356,7 @@ class _Bindings(cst.CSTVisitor):
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 self.bind(target.target)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
             self.bind(node.target)
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             clause = node.for_in

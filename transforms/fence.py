@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.transforms import assignment_expressions
 from cpsgrad.transforms.source import FunctionSource
 
 # node type -> (construct name, what to do instead)
@@ -18,7 +19,12 @@ _REJECTED: dict[type, tuple[str, str]] = {
         "exceptions cannot be differentiated through; check the condition with if instead",
     ),
     cst.With: ("with statement", "move the context manager outside the differentiated function"),
-    cst.Yield: ("yield", "generators cannot be differentiated; build and return a value instead"),
+    cst.Yield: (
+        "yield",
+        "generator functions (yield, yield from) are not differentiated yet, neither differentiated themselves nor "
+        "called from differentiated code; return a list of the values instead (return [x * w for x in xs]) "
+        "and iterate over it, or compute the values in the caller's loop",
+    ),
     cst.Await: ("await", "coroutines cannot be differentiated; write synchronous code"),
     cst.Global: (
         "global statement",
@@ -33,8 +39,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Import: ("import statement", "import at module level"),
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
-    cst.NamedExpr: ("assignment expression (:=)", "assign on a line of its own"),
-    cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
     cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
     cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
 }
@@ -87,6 +91,12 @@ class Fence(cst.CSTVisitor):
             self.reject(params.star_arg, "*args parameter", "name each parameter")
         if params.star_kwarg is not None:
             self.reject(params.star_kwarg, "**kwargs parameter", "name each parameter")
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        walrus = assignment_expressions.FStringWalrus()
+        node.visit(walrus)
+        if walrus.found is not None:
+            self.reject(walrus.found, "assignment expression (:=) in an f-string", "assign it on a line before")
 
     def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:

@@ -57,7 +57,7 @@ class _Uses(cst.CSTVisitor):
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 self._targets(target.target)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
             self._targets(node.target)
         return super().on_visit(node)
 

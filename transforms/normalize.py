@@ -21,11 +21,13 @@ import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import (
+    assignment_expressions,
     closures,
     comprehensions,
     evaluation_order,
     lists,
     naming,
+    sets,
     syntax,
     writes,
 )
@@ -484,6 +486,8 @@ class _Normalizer:
         value = self.simple(node, out)
         if isinstance(value, cst.Name) and value.value in self.user_locals and value.value not in self.assigned:
             return self.temporary_value(value, out, node)  # read now: it may be unbound (self.assigned)
+        if assignment_expressions.stale(self, value):  # read now: a walrus after it may rebind it
+            return self.temporary_value(value, out, node)
         if syntax.is_atom(value) and not self.local_attribute(value):
             return value
         return self.temporary_value(value, out, node)
@@ -511,6 +515,10 @@ class _Normalizer:
             return self.conditional(node, out)
         if isinstance(node, cst.Call):
             return self.call(node, out)
+        if isinstance(node, cst.NamedExpr):  # y := value (transforms/assignment_expressions.py)
+            return assignment_expressions.named(self, node, out)
+        if isinstance(node, cst.Set):  # {a, b} -> set((a, b)) (transforms/sets.py)
+            return sets.display(self, node, out)
         if isinstance(node, comprehensions.NODES):  # -> loops (transforms/comprehensions.py)
             return comprehensions.comprehension(self, node, out)
         if isinstance(node, cst.Subscript):
@@ -570,6 +578,8 @@ class _Normalizer:
             ):
                 # a dotted name that names nothing now (math.hupot, an undefined function): Python
                 # looks it up before the arguments, so its AttributeError or NameError comes first
+                callee = self.temporary_value(callee, out, node)
+            elif assignment_expressions.stale(self, callee):  # f(f := g): f read first
                 callee = self.temporary_value(callee, out, node)
         values = self.in_order([self.operand(a.value) for a in node.args], out)
         arguments = [cst.Arg(value, keyword=a.keyword) for value, a in zip(values, node.args, strict=True)]

@@ -284,6 +284,11 @@ def advice(primitive: object, label: str) -> str:
     method for a frozen distribution's; a function of the same name in another module)."""
     if TABLE.rules_for(primitive):
         return f"no derivative rule for {label} fits these arguments; see cpsgrad.rule to add one"
+    if primitive is set or primitive is frozenset:
+        return (
+            "sets are not differentiable values (unordered and deduplicated, an element's gradient has no place "
+            "to go); keep differentiable values in a tuple or list (a set of ints, strings or tuples of them is fine)"
+        )
     owner = getattr(primitive, "__self__", None)
     if _distribution(primitive):  # scipy.stats.norm(loc, scale) with a differentiable loc or scale
         name = public_name(primitive) or label

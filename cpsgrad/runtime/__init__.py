@@ -83,6 +83,7 @@ from cpsgrad.runtime.containers import (
     values_adjoint,
     zip_length,
 )
+from cpsgrad.runtime.effects import frozen
 from cpsgrad.runtime.elementwise import array_divide, divide, quotient
 from cpsgrad.runtime.indexing import (
     index_adjoint,
@@ -166,6 +167,7 @@ __all__ = [
     "logsumexp_adjoint",
     "make_function",
     "make_partial",
+    "frozen",
     "matmul_left",
     "matmul_right",
     "merge",

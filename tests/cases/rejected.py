@@ -42,12 +42,6 @@ def uses_import(x):
     return x
 
 
-def uses_walrus(x):
-    if (y := x * 2) > 1:
-        return y
-    return x
-
-
 def uses_dict_unpacking(x):
     table = {**DEFAULTS, "a": x}
     return table["a"]
@@ -106,7 +100,6 @@ REJECTED = {
     "uses_nonlocal": ("nonlocal statement", 2),
     "uses_del": ("del statement", 2),
     "uses_import": ("import statement", 1),
-    "uses_walrus": ("assignment expression (:=)", 1),
     "uses_dict_unpacking": ("starred expression", 1),
     "writes_into_parameter": ("assignment into an element of an argument or a global", 1),
     "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),

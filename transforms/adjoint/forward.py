@@ -8,7 +8,7 @@ import numpy as np
 
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
-from cpsgrad.transforms import calls, naming, syntax, writes
+from cpsgrad.transforms import calls, effects, naming, syntax, writes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
 from cpsgrad.transforms.adjoint.records import (
@@ -38,9 +38,10 @@ class Forward:
         self.check_reads(small.value, frame, pad, lines)
         if isinstance(small, cst.Expr):
             value = self.rename(small.value, frame)
+            effect = None
             if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
-                self.check_effect(statement, small.value, value)
-            lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
+                effect = self.check_effect(statement, small.value, value, frame)  # transforms/effects.py
+            lines.append(pad + (effect or syntax.code(self.rename(statement, frame)).strip()))
             return
         value = self.rename(small.value, frame)
         target = small.targets[0].target
@@ -204,33 +205,16 @@ class Forward:
             NoRuleError,
         )
 
-    def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
-        """A call made for its effect on a differentiable value: only non-differentiable primitives
-        (print, ...) may take one; anything else could change a value behind the gradient's back."""
-        label = syntax.code(original.func)
-        effect = f"call of {label} for its effect"
-        if calls.classify(original.func, self.resolver) == calls.USER:
-            if calls.receiver(original.func) is not None and self.resolver.resolve(original.func) is None:
-                self.callee(statement, original.func)  # a method of a local value: refused as such
-            self.fail(
-                statement,
-                effect,
-                f"{label} receives a differentiable value and its result is discarded; "
-                f"assign the result (y = {label}(...)) to differentiate through the call",
-                UnsupportedError,
-            )
-        primitive = self.callee(statement, original.func)
-        positional, keywords = _call_arguments(value)
-        for rule in TABLE.rules_for(primitive):
-            if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
-                return
-        self.fail(
-            statement,
-            effect,
-            f"{label} receives a differentiable value and its result is discarded; cpsgrad cannot see what it "
-            "changes. Assign its result, or keep differentiable values out of it",
-            UnsupportedError,
-        )
+    def check_effect(self, statement, original: cst.Call, value: cst.Call, frame: Frame) -> str | None:
+        """A call made for its effect on a differentiable value: a non-differentiable primitive
+        (print, ...) stays as it is; anything else runs as Python with its differentiable
+        arguments frozen, or is refused (transforms/effects.py)."""
+        if calls.classify(original.func, self.resolver) != calls.USER:
+            positional, keywords = _call_arguments(value)
+            for rule in TABLE.rules_for(self.callee(statement, original.func)):
+                if rule.bind(tuple(positional), keywords) is not None and not rule.differentiable:
+                    return None
+        return effects.effect_line(self, statement, original, value, frame)
 
     def rule_record(self, statement, primitive, label: str, positional: list, keywords: dict) -> Record | None:
         for rule in TABLE.rules_for(primitive):

@@ -1,0 +1,42 @@
+"""The differentiable arguments of a call made for its effect (`print(x)`, `plt.plot(x)`,
+`LOG.append(x)`: transforms/effects.py), handed over so that the callee cannot change them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsgrad.errors import UnsupportedError
+
+_IMMUTABLE = (float, int, bool, complex, str, bytes, type(None), np.generic)
+
+OBSERVERS: set = set()  # functions declared to only look at what they are given (`observer`)
+
+
+def observer(function):
+    """Declare that `function` only looks at the values it is given (a logging or plotting helper
+    of your own): called for its effect with differentiable values, it runs as Python with them
+    frozen, like print or a library's function, instead of being refused as something that could
+    keep them. Returns `function`, so it works as a decorator."""
+    OBSERVERS.add(function)
+    return function
+
+
+def frozen(value):
+    """`value` as a call made for its effect may receive it: numbers, numpy scalars and strings
+    as they are, a tuple of such values as a tuple, an array as a read-only view of itself (a
+    write into it raises); anything the callee could change is refused (the location is added
+    by the API from the generated line)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if type(value) is np.ndarray:
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    if type(value) is tuple:
+        return tuple(frozen(element) for element in value)
+    raise UnsupportedError(
+        None,
+        f"{type(value).__name__} holding a differentiable value passed to a call for its effect",
+        "the callee could change it, behind the gradient's back; pass the numbers or arrays it needs "
+        "(a tuple of them, float(x), x.copy()), or assign the call's result",
+    )
