@@ -35,8 +35,10 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Match: ("match statement", "write it as if/elif"),
     cst.NamedExpr: ("assignment expression (:=)", "assign on a line of its own"),
     cst.Set: ("set display", "sets are not differentiable values; use a tuple"),
-    cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
-    cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
+    cst.StarredDictElement: (
+        "dict display with **",
+        "unpacking a dict into a display is not supported yet; build the dict with a display of its keys",
+    ),
 }
 
 
@@ -83,19 +85,12 @@ class Fence(cst.CSTVisitor):
         return False
 
     def _check_parameters(self, params: cst.Parameters) -> None:
-        if isinstance(params.star_arg, cst.Param):
-            self.reject(params.star_arg, "*args parameter", "name each parameter")
-        if params.star_kwarg is not None:
-            self.reject(params.star_kwarg, "**kwargs parameter", "name each parameter")
+        """Every form of parameter is supported (`*args` a tuple, `**kwargs` a dict)."""
 
     def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:
             self.reject(node, "async for", "write a plain for loop")
         self._check_targets(node.target)
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.star:
-            self.reject(node, f"call with {node.star}-arguments", "pass the arguments one by one")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -109,9 +104,7 @@ class Fence(cst.CSTVisitor):
 
     def _check_targets(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                if isinstance(element, cst.StarredElement):
-                    self.reject(element, "starred assignment target", "unpack into a fixed number of names")
+            for element in target.elements:  # a, *rest = xs: transforms/starred.py
                 self._check_targets(element.value)
         elif isinstance(target, cst.Subscript):
             self.reject(
@@ -146,10 +139,5 @@ def _defaults(params: cst.Parameters) -> list[cst.BaseExpression]:
 
 def check(source: FunctionSource) -> None:
     """Raise `UnsupportedError` at the first construct of `source` that cpsgrad rejects."""
-    params = source.definition.params
-    if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
-        raise UnsupportedError(source.location(params.star_arg), "*args parameter", "name each parameter")
-    if params.star_kwarg is not None:
-        raise UnsupportedError(source.location(params.star_kwarg), "**kwargs parameter", "name each parameter")
     for statement in source.definition.body.body:
         statement.visit(Fence(source))

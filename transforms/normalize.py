@@ -26,6 +26,7 @@ from cpsgrad.transforms import (
     evaluation_order,
     lists,
     naming,
+    starred,
     syntax,
     walk,
 )
@@ -85,11 +86,7 @@ class _Normalizer:
         self.loops = 0
         self.globals = source.function.__globals__
         self.reassigned = _assigned_names(source.definition)
-        params = source.definition.params
-        parameters = {
-            *source.captured,
-            *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)),
-        }
+        parameters = {*source.captured, *starred.parameter_names(source.definition.params)}
         self.locals = self.reassigned | parameters
         # the locals assigned (in source order) before the statement being normalized: a local
         # read before its first assignment may be unbound, and is copied where it is read
@@ -102,11 +99,7 @@ class _Normalizer:
 
     def run(self) -> Normalized:
         definition = self.source.definition
-        params = definition.params
-        parameters = [
-            *self.source.captured,
-            *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)),
-        ]
+        parameters = [*self.source.captured, *starred.parameter_names(definition.params)]
         body = self.block(definition.body.body)
         if not body:  # `def f(x): pass`: the function returns None (cps needs a statement)
             self.emit(body, cst.SimpleStatementLine([cst.Return(cst.Name("None"))]), definition)
@@ -394,7 +387,7 @@ class _Normalizer:
         return cst.Name(items)
 
     def bind_target(self, target: cst.BaseExpression, values: list, out: list, origin: cst.CSTNode) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(values):
+        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(values) and not starred.has_star(target):
             for element, value in zip(target.elements, values, strict=True):
                 self.assignment([element.value], value, out, origin)
         else:
@@ -411,6 +404,8 @@ class _Normalizer:
         if isinstance(target, cst.Name):
             self.emit(out, syntax.assign(target.value, self.simple(value, out)), origin)
             return
+        if starred.has_star(target):  # a, *rest = xs (transforms/starred.py)
+            return starred.unpack(self, target, value, out, origin)
         names = target.elements
         if (
             isinstance(value, (cst.Tuple, cst.List))
@@ -507,6 +502,8 @@ class _Normalizer:
                 [self.operand(node.value)] + [self.slice_part(e.slice) for e in node.slice], out
             )
             return cst.Subscript(value, [cst.SubscriptElement(index) for index in indices])
+        if starred.has_starred_element(node):  # [*xs, y]
+            return starred.display(self, node, out)
         if isinstance(node, (cst.Tuple, cst.List)):
             elements = [cst.Element(v) for v in self.in_order([self.operand(e.value) for e in node.elements], out)]
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
@@ -560,6 +557,8 @@ class _Normalizer:
                 # a dotted name that names nothing now (math.hupot, an undefined function): Python
                 # looks it up before the arguments, so its AttributeError or NameError comes first
                 callee = self.temporary_value(callee, out, node)
+        if any(a.star for a in node.args):  # f(*xs, **kw) (transforms/starred.py)
+            return starred.call(self, callee, node, out)
         values = self.in_order([self.operand(a.value) for a in node.args], out)
         arguments = [cst.Arg(value, keyword=a.keyword) for value, a in zip(values, node.args, strict=True)]
         positional = [a for a in arguments if a.keyword is None]

@@ -27,6 +27,7 @@ from cpsgrad.transforms import (
     normalize,
     persisted,
     source,
+    starred,
     subscripts,
     syntax,
 )
@@ -206,7 +207,7 @@ def _front(
 ) -> _Front:
     fence.check(read)
     normalized = normalize.normalize(read)
-    positional = normalized.parameters if every_parameter else _positional_parameters(read.function)
+    positional = normalized.parameters if every_parameter else starred.positional_parameters(read.function)
     for position in argnums:
         if not -len(positional) <= position < len(positional):
             raise ArgumentError(
@@ -525,11 +526,6 @@ def _header(
     for site in sites:
         text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
     return text
-
-
-def _positional_parameters(function: types.FunctionType) -> list[str]:
-    code = function.__code__
-    return list(code.co_varnames[: code.co_argcount])
 
 
 def _assigned(normalized: normalize.Normalized) -> set[str]:

@@ -106,8 +106,14 @@ from cpsgrad.runtime.reductions import (
     picked_log_softmax_adjoint,
     softmax_adjoint,
 )
+from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
 
 __all__ = [
+    "joined",
+    "joined_adjoint",
+    "joined_tuple",
+    "spread",
+    "unpack_check",
     "builtins",
     "accumulate",
     "accumulate_index",

@@ -8,7 +8,7 @@ import numpy as np
 
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
-from cpsgrad.transforms import calls, syntax
+from cpsgrad.transforms import calls, starred, syntax
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, target_list
 from cpsgrad.transforms.adjoint.records import (
@@ -173,6 +173,8 @@ class Forward:
     def check_effect(self, statement, original: cst.Call, value: cst.Call) -> None:
         """A call made for its effect on a differentiable value: only non-differentiable primitives
         (print, ...) may take one; anything else could change a value behind the gradient's back."""
+        if starred.for_effect(original, self.resolver):  # print(*xs): a primitive without a gradient
+            return
         label = syntax.code(original.func)
         effect = f"call of {label} for its effect"
         if calls.classify(original.func, self.resolver) == calls.USER:
