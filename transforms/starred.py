@@ -147,10 +147,15 @@ def call(normalizer: _Normalizer, callee: cst.BaseExpression, node: cst.Call, ou
     evaluates every positional argument (starred ones too) before the keywords."""
     positional = [a for a in node.args if a.keyword is None and a.star != "**"]
     named = [a for a in node.args if a.keyword is not None or a.star == "**"]
-    elements = [cst.StarredElement(a.value) if a.star == "*" else cst.Element(a.value) for a in positional]
+    if len(positional) == 1 and positional[0].star == "*":  # f(*xs): tuple(xs), iterated where Python does
+        elements = [cst.Element(cst.Call(normalizer.builtin("tuple"), [cst.Arg(positional[0].value)]))]
+    else:
+        elements = [cst.StarredElement(a.value) if a.star == "*" else cst.Element(a.value) for a in positional]
     atoms = _parts(normalizer, elements, out, node)
     values = normalizer.in_order([normalizer.operand(a.value) for a in named], out)
-    if any(isinstance(e, cst.StarredElement) for e in elements):
+    if len(positional) == 1 and positional[0].star == "*":
+        args = atoms[0]
+    elif any(isinstance(e, cst.StarredElement) for e in elements):
         args = normalizer.temporary_value(_joined(normalizer, elements, atoms, True, out, node), out, node)
     else:
         args = normalizer.temporary_value(cst.Tuple([cst.Element(a) for a in atoms]), out, node)

@@ -131,6 +131,8 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
             defaults.append(value)
             default_names.append(name)
     spread = starred.packs(code, bound, captured, captured + len(slots) + len(defaults), order) if code.co_flags & _SPREAD else ()
+    if spread and callee_active and target.partials and not all(captured + j in order for j in range(len(target.prefix))):
+        raise UnsupportedError(None, f"call of a partial of {function.__qualname__}", "differentiating the arguments a partial binds to *args is not supported; pass them in the call")
     values = [captured + (len(target.prefix) + i if i < positional else count + keyword_names.index(keywords[i - positional])) for i in active]
     environment: list[int] = []
     if callee_active and target.captured is not None:
@@ -138,8 +140,6 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
     if callee_active and target.partials:  # their bound arguments, and keywords the call leaves them
         environment += [order.index(captured + j) for j in range(len(target.prefix))]
         environment += [order.index(captured + count + keyword_names.index(name)) for name in _layer_keywords(target.partials, keywords)]
-    if spread and callee_active and target.partials and not all(captured + j in order for j in range(len(target.prefix))):
-        raise UnsupportedError(None, f"call of a partial of {function.__qualname__}", "differentiating the arguments a partial binds to *args is not supported; pass them in the call")
     reached, fan = starred.fan(order, values, spread, captured + len(slots) + len(defaults)) if spread else ((*(order.index(v) for v in values),), None)
     argnums = (*environment, *reached)
     direct = not captured and not keyword_names and not defaults and order == list(range(count))

@@ -156,7 +156,7 @@ def jax_closures_and_partials_through_star(x, y):
 
 def zip_of_rows(m):
     total = 0.0
-    for a, b, c in zip(*m):
+    for a, b, c in zip(*m):  # noqa: B905
         total = total + a * b - c
     print(*m[0])
     return total
