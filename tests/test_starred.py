@@ -163,3 +163,23 @@ def test_show_prints_the_spread_and_the_unpacking():
     assert "t3 = tuple(pair)\n    t4 = cpsgrad_runtime.spread(twice, t3)" in text
     assert "cpsgrad_runtime.unpack_check(" in text
     assert cpsgrad.grad(star_arguments_in_show, argnums=(0, 1))(1.5, 2.0) == (4.0, 3.0)
+
+
+def recorded(function):
+    @functools.wraps(function)  # __wrapped__ names `twice`; what runs is the wrapper's code
+    def recording(*args, **kwargs):
+        return function(*args, **kwargs)
+
+    return recording
+
+
+recorded_twice = recorded(twice)
+
+
+def calls_a_wrapper_with_star_parameters(x):
+    square = lambda r: recorded_twice(r, 2.0 * r)  # noqa: E731
+    return square(x)
+
+
+def test_a_functools_wraps_wrapper_is_bound_by_its_own_parameters():
+    assert cpsgrad.value_and_grad(calls_a_wrapper_with_star_parameters)(2.0) == (8.0, 8.0)

@@ -113,7 +113,7 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
     count = len(target.prefix) + positional
     slots = [_Slot(i) for i in range(count + len(keyword_names))]
     try:
-        bound = inspect.signature(function).bind(*slots[:count], **dict(zip(keyword_names, slots[count:], strict=True)))
+        bound = inspect.signature(function, follow_wrapped=False).bind(*slots[:count], **dict(zip(keyword_names, slots[count:], strict=True)))
     except TypeError as error:
         raise TypeError(f"{function.__qualname__}(): {error}") from None
     bound.apply_defaults()

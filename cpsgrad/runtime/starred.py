@@ -138,7 +138,7 @@ def fan(order: list, values: list, found: tuple, end: int) -> tuple:
     parameters: list[int] = []
     where = []
     for value in values:
-        how = None
+        how, parameter = None, None
         if value in order[: len(order) - len(found)]:
             parameter = order.index(value)
         else:
@@ -151,6 +151,8 @@ def fan(order: list, values: list, found: tuple, end: int) -> tuple:
                     continue
                 parameter = order.index(end + offset)
                 break
+        if parameter is None:
+            raise RuntimeError(f"cpsgrad: argument value {value} reaches no parameter (bound {order}, packs {found})")
         if parameter not in parameters:
             parameters.append(parameter)
         where.append((parameters.index(parameter), how))
