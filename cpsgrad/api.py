@@ -27,7 +27,7 @@ from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import device as runtime_device
 from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.runtime.broadcasting import refuse_complex
-from cpsgrad.transforms import kinds, pipeline, source
+from cpsgrad.transforms import kinds, pipeline, source, starred
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
 max_depth = 1_000_000
@@ -246,7 +246,8 @@ class _Runner:
 
     def __init__(self, function, argnums: tuple[int, ...], debug_nans: bool = False):
         self.function = function
-        self.argnums = argnums
+        # with *args, argnums past the named parameters pick elements of it (transforms/starred.py)
+        self.argnums, self.picks = starred.top_level_argnums(source.unwrap(function).__code__, argnums)
         self.debug_nans = debug_nans or nonfinite.from_environment()
         self.programs: dict[tuple[str, ...], pipeline.Transformed] = {}
         self.parameters = source.parameter_names(function)
@@ -270,8 +271,8 @@ class _Runner:
             args = tuple(bound.arguments[p] for p in self.parameters)
         transformed = self.program(tuple(map(kinds.of, args)))
         differentiated = transformed.positions
-        for position in differentiated:
-            _check_differentiable(self.parameters[position], args[position])
+        for name, value in starred.checked_arguments(self.parameters, args, differentiated, self.picks):
+            _check_differentiable(name, value)
         _deep.enter()
         loans = runtime.open_loans()  # adjoints lent to callees (runtime.loans.lend) live one run only
         writes = runtime.open_writes()
@@ -294,7 +295,7 @@ class _Runner:
             _deep.leave()
             runtime.close_loans(loans)
             runtime.close_writes(writes)
-        gradients = _gradients(args, differentiated, result[1:])
+        gradients = starred.picked(_gradients(args, differentiated, result[1:]), self.picks)
         if self.debug_nans:
             nonfinite.check_result(self.function, self.parameters, args, result[0], gradients, differentiated, watch)
         return result[0], gradients

@@ -21,7 +21,7 @@ MAX_LINES = 500
 OVERSIZED = {
     "cpsgrad/testing/check.py": 738,
     "cpsgrad/testing/fuzz.py": 767,
-    "cpsgrad/testing/programs.py": 1920,
+    "cpsgrad/testing/programs.py": 1934,  # mutation=True hooks; its features go in new modules (mutations.py)
     "transforms/normalize.py": 666,  # the normalize/ package splits it
     "transforms/pipeline.py": 545,  # 493 before wrapping at 120 columns; to split with the stage grouping
 }

@@ -33,6 +33,7 @@ from tests.corpus import (
     closure_programs,
     everyday_programs,
     scalar_programs,
+    starred_programs,
     write_programs,
 )
 
@@ -43,6 +44,7 @@ CORPORA = {
     "closures": closure_programs,
     "writes": write_programs,
     "everyday": everyday_programs,
+    "starred": starred_programs,
 }
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
 LARGE_ENOUGH = {
@@ -52,6 +54,7 @@ LARGE_ENOUGH = {
     "closures": (36, 10),
     "writes": (12, 5),
     "everyday": (9, 5),
+    "starred": (13, 10),
 }
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9

@@ -39,6 +39,7 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax, writes
 from cpsgrad.transforms.activity import is_active_value
+from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 
 # numpy functions and array methods whose result may share memory with an argument
@@ -138,6 +139,7 @@ class _Analysis:
         every = list(_assignments(normalized.definition.body.body))
         self.locals = set(normalized.parameters) | {n for _, _, names in every for n in names}
         self.statements = {id(statement): statement for statement, _, _ in every}
+        self.user_names = names_in(normalized.source.definition)
         self.same = _Sets()  # definitions that may be the same array, or overlap in memory
         self.contains: set = set()  # (container, element): a tuple, list or dict holding a value
         self.shallow: set = set()  # (copy, original): a container's .copy() holds the original's elements
@@ -419,11 +421,14 @@ class _Analysis:
 
     def refuse_stale(self, statement, name: str, writer: int) -> None:
         write = self.statements.get(writer)
+        if name not in self.user_names:  # normalize's own: a loop's sequence, a temporary
+            what = "the sequence a for loop iterates" if name.endswith("_items") else "a value computed earlier"
+            name = f"{what} ({name})"
         self.fail(
             statement,
             f"read of {name} after a write into the array it shares",
             f"{name} shares its array with the one written at {self.normalized.location(write)}, so it sees the "
-            f"change, which cpsgrad cannot differentiate through {name}; read the written array itself, or copy "
+            f"change, which cpsgrad cannot differentiate through it; read the written array itself, or copy "
             f"the array before writing into it (.copy())",
         )
 

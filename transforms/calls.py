@@ -21,6 +21,7 @@ import numpy as np
 
 from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime.starred import spread
 from cpsgrad.runtime.targets import LIBRARIES, Target, constructible, is_gradient, target  # noqa: F401  (re-exported)
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.resolve import Resolver
@@ -61,6 +62,8 @@ def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
         return RULE if array_method(callee, resolver) is not None else USER
     if value in TABLE:
         return RULE
+    if value is spread:  # f(*xs, **kw): bound by its dispatcher when it runs (runtime/spread_sites.py)
+        return USER
     if type(value) is types.MethodType and value.__func__ in TABLE:  # a rule on the class's function
         return USER  # (Model.energy, rv_frozen.cdf): the call site binds the instance first at run time
     if target(value) is not None or is_gradient(value) or constructible(value):

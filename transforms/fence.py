@@ -39,8 +39,10 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Import: ("import statement", "import at module level"),
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
-    cst.StarredElement: ("starred expression", "unpacking with * is not supported yet; index the elements"),
-    cst.StarredDictElement: ("starred expression", "unpacking with ** is not supported yet"),
+    cst.StarredDictElement: (
+        "dict display with **",
+        "unpacking a dict into a display is not supported yet; build the dict with a display of its keys",
+    ),
 }
 
 
@@ -87,10 +89,7 @@ class Fence(cst.CSTVisitor):
         return False
 
     def _check_parameters(self, params: cst.Parameters) -> None:
-        if isinstance(params.star_arg, cst.Param):
-            self.reject(params.star_arg, "*args parameter", "name each parameter")
-        if params.star_kwarg is not None:
-            self.reject(params.star_kwarg, "**kwargs parameter", "name each parameter")
+        """Every form of parameter is supported (`*args` a tuple, `**kwargs` a dict)."""
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         walrus = assignment_expressions.FStringWalrus()
@@ -102,10 +101,6 @@ class Fence(cst.CSTVisitor):
         if node.asynchronous is not None:
             self.reject(node, "async for", "write a plain for loop")
         self._check_targets(node.target, loop=True)
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.star:
-            self.reject(node, f"call with {node.star}-arguments", "pass the arguments one by one")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -119,9 +114,7 @@ class Fence(cst.CSTVisitor):
 
     def _check_targets(self, target: cst.BaseExpression, loop: bool = False) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                if isinstance(element, cst.StarredElement):
-                    self.reject(element, "starred assignment target", "unpack into a fixed number of names")
+            for element in target.elements:  # a, *rest = xs: transforms/starred.py
                 self._check_targets(element.value, loop)
         elif isinstance(target, cst.Subscript):
             if loop:
@@ -154,10 +147,5 @@ def _defaults(params: cst.Parameters) -> list[cst.BaseExpression]:
 
 def check(source: FunctionSource) -> None:
     """Raise `UnsupportedError` at the first construct of `source` that cpsgrad rejects."""
-    params = source.definition.params
-    if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
-        raise UnsupportedError(source.location(params.star_arg), "*args parameter", "name each parameter")
-    if params.star_kwarg is not None:
-        raise UnsupportedError(source.location(params.star_kwarg), "**kwargs parameter", "name each parameter")
     for statement in source.definition.body.body:
         statement.visit(Fence(source))

@@ -28,6 +28,7 @@ from cpsgrad.transforms import (
     lists,
     naming,
     sets,
+    starred,
     syntax,
     writes,
 )
@@ -93,11 +94,7 @@ class _Normalizer:
         self.loops = 0
         self.globals = source.function.__globals__
         self.reassigned = _assigned_names(source.definition)
-        params = source.definition.params
-        parameters = {
-            *source.captured,
-            *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)),
-        }
+        parameters = {*source.captured, *starred.parameter_names(source.definition.params)}
         self.locals = self.reassigned | parameters
         # the locals assigned (in source order) before the statement being normalized: a local
         # read before its first assignment may be unbound, and is copied where it is read
@@ -110,11 +107,7 @@ class _Normalizer:
 
     def run(self) -> Normalized:
         definition = self.source.definition
-        params = definition.params
-        parameters = [
-            *self.source.captured,
-            *(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)),
-        ]
+        parameters = [*self.source.captured, *starred.parameter_names(definition.params)]
         body = self.block(definition.body.body)
         if not body:  # `def f(x): pass`: the function returns None (cps needs a statement)
             self.emit(body, cst.SimpleStatementLine([cst.Return(cst.Name("None"))]), definition)
@@ -404,7 +397,7 @@ class _Normalizer:
         return cst.Name(items)
 
     def bind_target(self, target: cst.BaseExpression, values: list, out: list, origin: cst.CSTNode) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(values):
+        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(values) and not starred.has_star(target):
             for element, value in zip(target.elements, values, strict=True):
                 self.assignment([element.value], value, out, origin)
         else:
@@ -421,6 +414,8 @@ class _Normalizer:
         if isinstance(target, cst.Name):
             self.emit(out, syntax.assign(target.value, self.simple(value, out)), origin)
             return
+        if starred.has_star(target):  # a, *rest = xs (transforms/starred.py)
+            return starred.unpack(self, target, value, out, origin)
         if isinstance(target, cst.Subscript):  # x[key] = value: a write in place (transforms/writes.py)
             writes.subscript_assignment(self, target, value, out, origin)
             return
@@ -526,6 +521,8 @@ class _Normalizer:
                 [self.operand(node.value)] + [self.slice_part(e.slice) for e in node.slice], out
             )
             return cst.Subscript(value, [cst.SubscriptElement(index) for index in indices])
+        if starred.has_starred_element(node):  # [*xs, y]
+            return starred.display(self, node, out)
         if isinstance(node, (cst.Tuple, cst.List)):
             elements = [cst.Element(v) for v in self.in_order([self.operand(e.value) for e in node.elements], out)]
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
@@ -551,8 +548,8 @@ class _Normalizer:
         )
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
-        rewritten = comprehensions.higher_order_call(self, node, out)  # map, filter, reduce, ...
-        if rewritten is not None:
+        rewritten = comprehensions.higher_order_call(self, node, out) or writes.in_place_call(self, node, out)
+        if rewritten is not None:  # map, filter, reduce, ...; x.fill(v), np.copyto(x, v), out=x
             return rewritten
         callee = node.func
         if (
@@ -581,6 +578,8 @@ class _Normalizer:
                 callee = self.temporary_value(callee, out, node)
             elif assignment_expressions.stale(self, callee):  # f(f := g): f read first
                 callee = self.temporary_value(callee, out, node)
+        if any(a.star for a in node.args):  # f(*xs, **kw) (transforms/starred.py)
+            return starred.call(self, callee, node, out)
         values = self.in_order([self.operand(a.value) for a in node.args], out)
         arguments = [cst.Arg(value, keyword=a.keyword) for value, a in zip(values, node.args, strict=True)]
         positional = [a for a in arguments if a.keyword is None]

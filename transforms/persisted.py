@@ -32,7 +32,7 @@ import types
 from cpsgrad import nonfinite
 from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.runtime import dispatch
+from cpsgrad.runtime import spread_sites
 from cpsgrad.transforms import disk_cache, emit, naming, source, walk
 
 _SITE = "site"
@@ -281,7 +281,7 @@ def restore(function: types.FunctionType, stored: dict) -> Restored | None:
     for helper, described in stored["helpers"]:
         if described[0] == _SITE:
             _, label, location, active, positional, keywords, callee_active = described
-            site = dispatch.CallSite(label, _source_location(location), active, positional, keywords, callee_active)
+            site = spread_sites.site(label, _source_location(location), active, positional, keywords, callee_active)
             namespace[helper] = site.call
         elif described[0] == "module":
             value = _module(described[1])

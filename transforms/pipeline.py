@@ -28,6 +28,7 @@ from cpsgrad.transforms import (
     normalize,
     persisted,
     source,
+    starred,
     subscripts,
     syntax,
 )
@@ -205,7 +206,7 @@ def _front(
 ) -> _Front:
     fence.check(read)
     normalized = normalize.normalize(read)
-    positional = normalized.parameters if every_parameter else _positional_parameters(read.function)
+    positional = normalized.parameters if every_parameter else starred.positional_parameters(read.function)
     for position in argnums:
         if not -len(positional) <= position < len(positional):
             raise ArgumentError(
@@ -524,11 +525,6 @@ def _header(
     for site in sites:
         text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
     return text
-
-
-def _positional_parameters(function: types.FunctionType) -> list[str]:
-    code = function.__code__
-    return list(code.co_varnames[: code.co_argcount])
 
 
 def _assigned(normalized: normalize.Normalized) -> set[str]:

@@ -230,6 +230,8 @@ def _lambda_definition(function, module: cst.Module, filename: str, first_line: 
 
 
 def parameter_names(function) -> list[str]:
-    """A function's parameters as its derivative program takes them: positional, then keyword-only."""
+    """A function's parameters as its derivative program takes them: positional, keyword-only,
+    then `*args` (a tuple) and `**kwargs` (a dict), as in `co_varnames`."""
     code = unwrap(function).__code__
-    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    stars = bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount + stars])

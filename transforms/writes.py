@@ -13,6 +13,7 @@ other name would read the changed array behind the gradient's back.
 from __future__ import annotations
 
 import libcst as cst
+import numpy as np
 
 from cpsgrad.transforms import syntax
 
@@ -104,3 +105,82 @@ def _key(normalizer, parts: list) -> cst.BaseExpression:
 def _slice(normalizer, part: cst.Slice) -> cst.Call:
     bounds = [part.lower, part.upper, part.step]
     return cst.Call(normalizer.builtin("slice"), [cst.Arg(cst.Name("None") if b is None else b) for b in bounds])
+
+
+# -- numpy's calls that write into an array ------------------------------------------------------
+
+_REFUSED_FUNCTIONS = {
+    np.random.shuffle: "np.random.shuffle({})",
+    np.put: "np.put({}, ...)",
+    np.place: "np.place({}, ...)",
+    np.putmask: "np.putmask({}, ...)",
+    np.fill_diagonal: "np.fill_diagonal({}, ...)",
+}
+_REFUSED_METHODS = frozenset({"partition", "resize", "itemset", "put", "setfield", "shuffle"})
+
+
+def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
+    """`np.copyto(x, v)`, `x.fill(v)`, `x.sort(...)` and `f(..., out=x)` of a local array `x` as
+    writes (the call's value: None, or `x` for `out=`); the other numpy calls that change an
+    array in place are refused with the rewrite; None for any other call."""
+    callee = node.func
+    keywords = [a.keyword.value for a in node.args if a.keyword is not None]
+    if isinstance(callee, cst.Attribute) and _local(normalizer, callee.value) and not normalizer.resolver.resolve(callee):
+        target, method = callee.value.value, callee.attr.value
+        if method == "fill" and len(node.args) == 1 and not keywords:
+            value = normalizer.atom(node.args[0].value, out)
+            _emit_write(normalizer, target, cst.Ellipsis(), value, out, node)
+            return cst.Name("None")
+        if method == "sort" and set(keywords) <= {"axis", "kind", "order"}:
+            arguments = [cst.Arg(callee.value)] + [
+                cst.Arg(normalizer.atom(a.value, out), keyword=a.keyword) for a in node.args
+            ]
+            ordered = normalizer.temporary_value(cst.Call(_numpy(normalizer, "sort"), arguments), out, node)
+            _emit_write(normalizer, target, cst.Ellipsis(), ordered, out, node)
+            return cst.Name("None")
+        if method in _REFUSED_METHODS:
+            _refuse(normalizer, node, f"{target}.{method}(...)", target)
+        return None
+    function = normalizer.resolver.resolve(callee)
+    first = node.args[0].value if node.args else None
+    if function is np.copyto and first is not None and _local(normalizer, first) and not keywords:
+        values = [normalizer.atom(a.value, out) for a in node.args]
+        call = cst.Call(
+            cst.Attribute(cst.Name(RUNTIME), cst.Name("copied_into")), [cst.Arg(values[0]), cst.Arg(values[1])]
+        )
+        normalizer.emit(out, syntax.assign(first.value, call), node)
+        return cst.Name("None")
+    if function in _REFUSED_FUNCTIONS and first is not None and _local(normalizer, first):
+        _refuse(normalizer, node, _REFUSED_FUNCTIONS[function].format(first.value), first.value)
+    written = [a for a in node.args if a.keyword is not None and a.keyword.value == "out"]
+    if (
+        written
+        and _local(normalizer, written[0].value)
+        and (isinstance(function, np.ufunc) or str(getattr(function, "__module__", None) or "").startswith("numpy"))
+    ):
+        target = written[0].value.value
+        rest = [a for a in node.args if a is not written[0]]
+        result = normalizer.temporary_value(normalizer.call(node.with_changes(args=rest), out), out, node)
+        call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("copied_into")), [cst.Arg(cst.Name(target)), cst.Arg(result)])
+        normalizer.emit(out, syntax.assign(target, call), node)
+        return cst.Name(target)
+    return None
+
+
+def _local(normalizer, node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in normalizer.locals
+
+
+def _numpy(normalizer, name: str) -> cst.BaseExpression:
+    """`np.<name>` for code this pass adds, through the runtime (the user's module may not import numpy)."""
+    return cst.Attribute(cst.Attribute(cst.Name(RUNTIME), cst.Name("numpy")), cst.Name(name))
+
+
+def _refuse(normalizer, node: cst.Call, call: str, target: str) -> None:
+    normalizer.reject(
+        node,
+        f"call that changes an array in place ({call})",
+        f"cpsgrad differentiates writes into arrays written as {target}[key] = value, {target}.fill(v), "
+        f"{target}.sort(), np.copyto({target}, v) or out={target}; write it one of those ways, or compute a new "
+        "array",
+    )

@@ -10,7 +10,7 @@ called as `(d)`. A dict's adjoint is a `cpsgrad_runtime.DictAdjoint` (one adjoin
 from __future__ import annotations
 
 from cpsgrad import runtime as cpsgrad_runtime
-from cpsgrad.rules.registry import rule
+from cpsgrad.rules.registry import not_differentiable, rule
 
 
 @rule(dict.values)
@@ -68,6 +68,26 @@ def construct(kind, positional, keywords, names):
     y_d = yield y
     positional_d += cpsgrad_runtime.constructed_positional(kind, len(positional), y_d)
     keywords_d += cpsgrad_runtime.constructed_keywords(kind, names, y_d)
+
+
+# ---- unpacking with * (transforms/starred.py) ----------------------------------------------------
+
+
+@rule(cpsgrad_runtime.joined)
+def joined(parts):
+    y = cpsgrad_runtime.joined(parts)
+    y_d = yield y
+    parts_d += cpsgrad_runtime.joined_adjoint(parts, y_d)
+
+
+@rule(cpsgrad_runtime.joined_tuple)
+def joined_tuple(parts):
+    y = cpsgrad_runtime.joined_tuple(parts)
+    y_d = yield y
+    parts_d += cpsgrad_runtime.joined_adjoint(parts, y_d)
+
+
+not_differentiable(cpsgrad_runtime.unpack_check)
 
 
 # ---- comprehensions and the builtin higher-order functions (transforms/comprehensions.py) ------

@@ -27,6 +27,8 @@ that calls a builtin the user's function shadows.
 
 import builtins  # noqa: F401  (generated code reads builtins here when the user shadows them)
 
+import numpy  # noqa: F401  (code normalize adds reads numpy here: x.sort() -> cpsgrad_runtime.numpy.sort(x))
+
 from cpsgrad.runtime.accumulation import accumulate, accumulate_index, accumulate_matmul_left
 from cpsgrad.runtime.adjoints import (
     DictAdjoint,
@@ -109,6 +111,7 @@ from cpsgrad.runtime.reductions import (
     picked_log_softmax_adjoint,
     softmax_adjoint,
 )
+from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
 from cpsgrad.runtime.writes import (
     close_writes,
     copied_into,
@@ -122,6 +125,11 @@ from cpsgrad.runtime.writes import (
 )
 
 __all__ = [
+    "joined",
+    "joined_adjoint",
+    "joined_tuple",
+    "spread",
+    "unpack_check",
     "builtins",
     "accumulate",
     "accumulate_index",

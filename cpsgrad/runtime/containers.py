@@ -15,6 +15,7 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, item
 from cpsgrad.runtime.elementwise import divide
+from cpsgrad.runtime.starred import rows_adjoint
 
 
 def values_adjoint(container, adjoint):
@@ -170,7 +171,10 @@ def zip_length(strict: bool, *lengths: int) -> int:
 
 def sequence_adjoint(iterable, adjoint):
     """The adjoint of `iterable` from that of `list(iterable)` (or `tuple`, or a loop's snapshot):
-    the same, but for a dict, whose items there are its keys (no gradient)."""
+    the same, but for a dict, whose items there are its keys (no gradient), and for an array,
+    whose items are its rows (their adjoints stacked back into one array)."""
+    if isinstance(iterable, np.ndarray):
+        return rows_adjoint(iterable, adjoint)
     return 0.0 if isinstance(iterable, dict) else adjoint
 
 

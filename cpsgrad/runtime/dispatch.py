@@ -28,11 +28,11 @@ import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice, public_name
-from cpsgrad.runtime import targets
+from cpsgrad.runtime import starred, targets
 from cpsgrad.runtime.adapters import _ADAPTER_FILE, _adapter, _constructor, _describe
 from cpsgrad.runtime.closures import DEFINITIONS, environment_adjoint, partial_adjoint
+from cpsgrad.runtime.fixed_arity import _dispatcher, _invoker, key_of
 from cpsgrad.runtime.kinds import ANY, NUMBER, NUMBER_TYPES
-from cpsgrad.runtime.kinds import of as kind_of
 from cpsgrad.runtime.loans import loan_entry, withdrawing
 
 _SPREAD = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
@@ -76,7 +76,7 @@ class _Slot:
 class Plan:
     """How one call site's arguments reach one function's parameters, and the programs run."""
 
-    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment", "positional", "guard")
+    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment", "positional", "guard", "packs", "fan")
 
     def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool, captured: int = 0, default_names=(), environment: int = 0):
         self.function = function
@@ -94,6 +94,7 @@ class Plan:
         self.environment = environment  # how many leading adjoints are the called closure's environment's
         self.positional = 0  # how many positional arguments the call passes (set by `plan`)
         self.guard = None  # whether the names its programs resolved still name the same objects
+        self.packs, self.fan = (), None  # *args and **kwargs parameters (runtime/starred.py)
 
     def fresh(self, callee_code) -> bool:
         return self.table_version == TABLE.version and self.code is callee_code and (self.guard is None or self.guard())
@@ -107,14 +108,12 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
     called value is differentiable (`callee_active`), it is differentiated with respect to them
     and to the parameters its defaults fill, whose adjoints make the closure's."""
     function = target.function
-    if function.__code__.co_flags & _SPREAD:
-        _TRANSFORMER.check(function)  # raises, naming the *args or **kwargs parameter
     own = list(dict.fromkeys(name for name, _ in target.keywords if name not in keywords))  # an outer partial's keyword overrides an inner one's
     keyword_names = (*keywords, *own)
     count = len(target.prefix) + positional
     slots = [_Slot(i) for i in range(count + len(keyword_names))]
     try:
-        bound = inspect.signature(function).bind(*slots[:count], **dict(zip(keyword_names, slots[count:], strict=True)))
+        bound = inspect.signature(function, follow_wrapped=False).bind(*slots[:count], **dict(zip(keyword_names, slots[count:], strict=True)))
     except TypeError as error:
         raise TypeError(f"{function.__qualname__}(): {error}") from None
     bound.apply_defaults()
@@ -131,6 +130,9 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
             order.append(captured + len(slots) + len(defaults))
             defaults.append(value)
             default_names.append(name)
+    spread = starred.packs(code, bound, captured, captured + len(slots) + len(defaults), order) if code.co_flags & _SPREAD else ()
+    if spread and callee_active and target.partials and not all(captured + j in order for j in range(len(target.prefix))):
+        raise UnsupportedError(None, f"call of a partial of {function.__qualname__}", "differentiating the arguments a partial binds to *args is not supported; pass them in the call")
     values = [captured + (len(target.prefix) + i if i < positional else count + keyword_names.index(keywords[i - positional])) for i in active]
     environment: list[int] = []
     if callee_active and target.captured is not None:
@@ -138,18 +140,13 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
     if callee_active and target.partials:  # their bound arguments, and keywords the call leaves them
         environment += [order.index(captured + j) for j in range(len(target.prefix))]
         environment += [order.index(captured + count + keyword_names.index(name)) for name in _layer_keywords(target.partials, keywords)]
-    argnums = (*environment, *(order.index(v) for v in values))
+    reached, fan = starred.fan(order, values, spread, captured + len(slots) + len(defaults)) if spread else ((*(order.index(v) for v in values),), None)
+    argnums = (*environment, *reached)
     direct = not captured and not keyword_names and not defaults and order == list(range(count))
     found = Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured, tuple(default_names), len(environment))
     found.positional = positional
+    found.packs, found.fan = spread, fan
     return found
-
-
-def key_of(value):
-    """What a parameter contributes to the choice of program: its type, or for a tuple or a list
-    its kind (which depends on the elements). Cheaper than `kinds.of`, and determines it."""
-    kind = type(value)
-    return kind_of(value) if kind is tuple or kind is list else kind
 
 
 def kinds_of_key(key: tuple) -> tuple[str, ...]:
@@ -176,7 +173,7 @@ class CallSite:
         self.others: dict = {}  # (function or nested code, prefix length, keyword names) -> Plan
         self.nested: dict = {}  # a nested function's code -> its Plan, for the fast path of closures
         fast = not keywords and not callee_active
-        self.call = _dispatcher(positional)(self) if fast else self.call_with_keywords
+        self.call = _dispatcher(positional, TABLE)(self) if fast else self.call_with_keywords
 
     def call_with_keywords(self, callee, k, /, *arguments, **keywords):
         return self.slow(callee, k, arguments, keywords)
@@ -198,17 +195,20 @@ class CallSite:
             values = target.captured + values
             defaults = _defaults_of(target.function, found.default_names)
             every = values + tuple([keywords[name] for name in found.keyword_names]) + defaults
+            every += starred.packed(found.packs, every) if found.packs else ()
             parameters = tuple([every[i] for i in found.order])
         elif found.direct:
             parameters = values
         else:
             every = values + tuple([keywords[name] for name in found.keyword_names]) + found.defaults
+            every += starred.packed(found.packs, every) if found.packs else ()
             parameters = tuple([every[i] for i in found.order])
-        if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional:
+        if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional and not found.packs:
             self.nested[target.function.__code__] = found  # later calls of its closures: call_nested
         if not found.direct or target.prefix or target.captured is not None:  # parameters that are not the call's arguments must not take their loans
             k = withdrawing(k, arguments + tuple((keywords or {}).values()))
         result = self.run(found, parameters, k)
+        result = starred.fanned(found, result) if found.fan is not None else result
         if not self.callee_active:
             return result
         if not found.environment:  # a called value with no environment to differentiate
@@ -352,69 +352,6 @@ class CallSite:
 
     def where(self) -> str:
         return f"{self.location}: " if self.location is not None else ""
-
-
-# ---- fixed-arity code ---------------------------------------------------------------------------
-
-_DISPATCHERS: dict[int, types.FunctionType] = {}
-_INVOKERS: dict[int, types.FunctionType] = {}
-
-
-def _dispatcher(positional: int):
-    """`make(site)` -> the site's `call(callee, k, a0, ..., a{positional-1})`. Its fast path (a
-    plain function or a bound method whose plan is direct, with a program for the arguments'
-    key) is a few dict lookups and one call; anything else goes to `site.slow`."""
-    make = _DISPATCHERS.get(positional)
-    if make is None:
-        names = [f"a{i}" for i in range(positional)]
-        keys = "".join(f"                t{i} = type(a{i})\n                if t{i} is tuple or t{i} is list:\n                    t{i} = key_of(a{i})\n" for i in range(positional))
-        key = "".join(f"t{i}, " for i in range(positional))
-        arguments = "".join(f"{n}, " for n in names)
-        text = (
-            "def make(site):\n"
-            "    functions = site.functions\n"
-            "    methods = site.methods\n"
-            "    slow = site.slow\n"
-            f"    def call(callee, k, {arguments}):\n"
-            "        kind = type(callee)\n"
-            "        if kind is FUNCTION:\n"
-            "            found = functions.get(callee)\n"
-            "            if found is not None and found.table_version == TABLE.version and found.code is callee.__code__ and (found.guard is None or found.guard()):\n"
-            f"{keys}"
-            f"                program = found.programs.get(({key}))\n"
-            "                if program is not None:\n"
-            f"                    return program({arguments}k)\n"
-            "        elif kind is METHOD:\n"
-            "            function = callee.__func__\n"
-            "            found = methods.get(function)\n"
-            "            if found is not None and found.table_version == TABLE.version and found.code is function.__code__ and (found.guard is None or found.guard()):\n"
-            "                instance = callee.__self__\n"
-            "                t = type(instance)\n"
-            "                if t is tuple or t is list:\n"
-            "                    t = key_of(instance)\n"
-            f"{keys}"
-            f"                program = found.programs.get((t, {key}))\n"
-            "                if program is not None:\n"
-            f"                    return program(instance, {arguments}k)\n"
-            f"        return slow(callee, k, ({arguments}), None)\n"
-            "    return call\n"
-        )
-        namespace = {"FUNCTION": types.FunctionType, "METHOD": types.MethodType, "TABLE": TABLE, "key_of": key_of}
-        exec(compile(text, f"<cpsgrad dispatcher of {positional} arguments>", "exec"), namespace)  # noqa: S102
-        make = _DISPATCHERS[positional] = namespace["make"]
-    return make
-
-
-def _invoker(count: int):
-    """`invoke(program, parameters, k)` calling `program(parameters[0], ..., k)`."""
-    invoke = _INVOKERS.get(count)
-    if invoke is None:
-        spread = "".join(f"parameters[{i}], " for i in range(count))
-        text = f"def invoke(program, parameters, k):\n    return program({spread}k)\n"
-        namespace: dict = {}
-        exec(compile(text, f"<cpsgrad invoker of {count} parameters>", "exec"), namespace)  # noqa: S102
-        invoke = _INVOKERS[count] = namespace["invoke"]
-    return invoke
 
 
 def _both(first, second):

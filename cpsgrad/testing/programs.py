@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 import cpsgrad
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.testing import mutations
 from cpsgrad.testing.check import GradCheck, check_grad
 from cpsgrad.testing.soaking import run_chunks
 from cpsgrad.testing.strategies import arrays
@@ -260,6 +261,7 @@ class _Builder:
         discarded_results: bool,
         captured_arguments: bool,
         rebinding: bool,
+        mutation: bool,
         max_helpers: int,
         max_statements: int,
         max_depth: int,
@@ -272,6 +274,8 @@ class _Builder:
         self.discarded_results = discarded_results
         self.captured_arguments = captured_arguments and closures
         self.rebinding = rebinding
+        self.mutation = mutation and numpy
+        self.buffers: set[str] = set()  # vectors made to be written into (mutations.py)
         self.numpy = numpy
         self.containers = containers
         self.recursion = recursion
@@ -996,6 +1000,8 @@ class _Builder:
                 kinds.append("vector-container")
         if fn.variables(MATRIX):
             kinds.append("matrix")
+        if self.mutation and self.has_vectors():
+            kinds += ["write"] * (4 if self.buffers & set(fn.variables(VECTOR)) else 1)
         if self.discarded_results and [h for h in self.helpers if h.name != fn.name]:
             kinds.append("discard")
         if self.repeated_arguments and self.repeatable_helpers():
@@ -1070,6 +1076,8 @@ class _Builder:
             return [f"{indent}{name}.append({self.expression(self.max_depth)})"]
         if kind == "vector-container":
             return self.vector_container(indent)
+        if kind == "write":
+            return mutations.write_statement(self, indent, _Variable)
         if kind == "matrix":
             name = self.fresh("m")
             value = self.matrix_expression(self.max_depth)
@@ -1598,6 +1606,7 @@ def programs(
     discarded_results: bool = True,
     captured_arguments: bool = True,
     rebinding: bool = True,
+    mutation: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -1631,6 +1640,7 @@ def programs(
     - `rebinding`: module-level floats (`c0 = 0.5`) and function aliases (`act0 = math.sin`,
       `vact0 = np.tanh`) that check_program rebinds (`Program.rebinding`) between two gradient
       runs of the same program, checking the second against the rebound semantics.
+    - `mutation`: writes in place into vectors the function made, aliases of them (mutations.py).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
@@ -1647,6 +1657,7 @@ def programs(
         "discarded_results": discarded_results,
         "captured_arguments": captured_arguments,
         "rebinding": rebinding,
+        "mutation": mutation,
         "max_helpers": max_helpers,
         "max_statements": max_statements,
         "max_depth": max_depth,
@@ -1714,6 +1725,9 @@ def _check(program: Program, first: bool) -> GradCheck | None:
     try:
         value, _ = cpsgrad.value_and_grad(f, argnums=program.argnums)(*program.arguments)
     except UnsupportedError as error:
+        if mutations.refused_write(program.constructs, error):
+            event("outcome: refused (a write others would see)")
+            assume(False)
         if not _refused_at_a_bare_call(program, error):
             raise
         event("outcome: refused (a bare call)")

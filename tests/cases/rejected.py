@@ -63,15 +63,6 @@ def uses_attribute_assignment(x):
     return x
 
 
-def uses_starred(x):
-    a, *rest = (x, x, x)  # noqa: F841
-    return a
-
-
-def uses_star_args(*xs):
-    return xs[0]
-
-
 def uses_class(x):
     class Local:
         pass
@@ -100,12 +91,10 @@ REJECTED = {
     "uses_nonlocal": ("nonlocal statement", 2),
     "uses_del": ("del statement", 2),
     "uses_import": ("import statement", 1),
-    "uses_dict_unpacking": ("starred expression", 1),
+    "uses_dict_unpacking": ("dict display with **", 1),
     "writes_into_parameter": ("assignment into an element of an argument or a global", 1),
     "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),
-    "uses_starred": ("starred assignment target", 1),
-    "uses_star_args": ("*args parameter", 0),
     "uses_class": ("class definition", 1),
     "uses_match": ("match statement", 1),
     "uses_async": ("async def", 0),

@@ -8,7 +8,7 @@ import numpy as np
 
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
-from cpsgrad.transforms import calls, effects, naming, syntax, writes
+from cpsgrad.transforms import calls, effects, naming, starred, syntax, writes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
 from cpsgrad.transforms.adjoint.records import (
@@ -209,6 +209,8 @@ class Forward:
         """A call made for its effect on a differentiable value: a non-differentiable primitive
         (print, ...) stays as it is; anything else runs as Python with its differentiable
         arguments frozen, or is refused (transforms/effects.py)."""
+        if starred.for_effect(original, self.resolver):  # print(*xs): a primitive without a gradient
+            return None
         if calls.classify(original.func, self.resolver) != calls.USER:
             positional, keywords = _call_arguments(value)
             for rule in TABLE.rules_for(self.callee(statement, original.func)):

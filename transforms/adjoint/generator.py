@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad import runtime
-from cpsgrad.runtime import dispatch
+from cpsgrad.runtime import spread_sites
 from cpsgrad.transforms import calls, cps, naming, syntax
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.adjoint.accumulation import Accumulation
@@ -70,7 +70,7 @@ class Generator(Versions, Forward, InactiveIf, Tails, UserCalls, Fusion, Backwar
         }
         self.containers = _container_names(program.normalized.definition, resolver)
         for site in sites:  # each call of a user function runs through its dispatcher
-            self.namespace[naming.call_site(site.label)] = dispatch.CallSite(
+            self.namespace[naming.call_site(site.label)] = spread_sites.site(
                 site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active
             ).call
 

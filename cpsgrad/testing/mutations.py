@@ -1,0 +1,114 @@
+"""Writes in place for the program generator (`programs(mutation=True)`, programs.py).
+
+A statement drawn here makes a buffer the function owns (`b3 = np.zeros(3)`, `w.copy()`, ...)
+or writes into one in one of the forms cpsgrad differentiates: an element, a slice, a mask, an
+integer array with a repeated position, `b[i] += e`, `b *= w`, a loop filling it from its own
+previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`. Buffers are vectors like any other
+afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
+and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
+(transforms/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
+into the vector argument itself (refused the same way).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+VECTOR = "vector"
+LENGTH = 3
+
+
+def write_statement(builder, indent: str, variable) -> list[str]:
+    """One buffer or one write (the caller has checked that vectors exist); `variable` makes a
+    variable of a kind (programs._Variable)."""
+    builder.variable = variable
+    fn = builder.function
+    buffers = [b for b in fn.variables(VECTOR) if b in builder.buffers and b not in fn.captured]
+    if not buffers or builder.chance(2):
+        made = _buffer(builder, indent)  # a new buffer, written at once
+        return made + _write(builder, indent, builder.last_buffer)
+    target = builder.choose(buffers)
+    if builder.draw(st.integers(0, 15)) == 0 and "v" in fn.variables(VECTOR):
+        builder.note("write-argument")
+        target = "v"
+    return _write(builder, indent, target)
+
+
+def _write(builder, indent: str, target: str) -> list[str]:
+    fn = builder.function
+    form = builder.draw(st.integers(0, 10))
+    scalar = builder.expression(builder.max_depth - 1)
+    index = builder.draw(st.integers(-LENGTH, LENGTH - 1))
+    if form == 0:
+        builder.note("write", "write-item")
+        return [f"{indent}{target}[{index}] = {scalar}"]
+    if form == 1:
+        builder.note("write", "write-slice")
+        low = builder.draw(st.integers(0, LENGTH - 1))
+        high = builder.draw(st.integers(low + 1, LENGTH))
+        value = builder.vector_expression(builder.max_depth - 1)
+        return [f"{indent}{target}[{low}:{high}] = {value}[{low}:{high}]"]
+    if form == 2:
+        builder.note("write", "write-augmented-item")
+        operator = builder.choose(["+=", "-=", "*="])
+        return [f"{indent}{target}[{index}] {operator} {scalar}"]
+    if form == 3:
+        builder.note("write", "augmented-array")
+        operator = builder.choose(["+=", "-=", "*="])
+        return [f"{indent}{target} {operator} {builder.vector_expression(builder.max_depth - 1)}"]
+    if form == 4:
+        builder.note("write", "write-repeated-index")
+        return [f"{indent}{target}[np.array([0, 2, 0])] = {builder.vector_expression(builder.max_depth - 1)}"]
+    if form == 5:
+        builder.note("write", "write-mask")
+        return [f"{indent}{target}[{target} > 0.25] = {scalar}"]
+    if form == 6:
+        builder.note("write", "write-loop")
+        counter = builder.fresh("j")
+        return [
+            f"{indent}for {counter} in range(1, {LENGTH}):",
+            f"{indent}    {target}[{counter}] = {target}[{counter} - 1] * 0.5 + {scalar}",
+        ]
+    if form == 7:
+        builder.note("write", "write-fill")
+        return [f"{indent}{target}.fill({scalar})"]
+    if form == 8:
+        builder.note("write", "write-copyto")
+        return [f"{indent}np.copyto({target}, {builder.vector_expression(builder.max_depth - 1)})"]
+    if form == 9:
+        builder.note("write", "write-out")
+        first = builder.vector_expression(builder.max_depth - 1)
+        return [f"{indent}np.multiply({first}, {builder.vector_expression(builder.max_depth - 1)}, out={target})"]
+    builder.note("write", "write-alias")  # another name for the buffer: a later write may make it stale
+    alias = builder.fresh("w")
+    fn.scopes[-1][alias] = builder.variable(VECTOR)
+    return [f"{indent}{alias} = {target}"]
+
+
+def _buffer(builder, indent: str) -> list[str]:
+    fn = builder.function
+    name = builder.fresh("b")
+    form = builder.draw(st.integers(0, 3))
+    if form == 0:
+        value = f"np.zeros({LENGTH})"
+    elif form == 1:
+        value = f"np.ones({LENGTH}) * {builder.expression(builder.max_depth - 1)}"
+    elif form == 2:
+        value = f"({builder.vector_expression(builder.max_depth - 1)}).copy()"
+    else:
+        value = f"np.array({builder.vector_expression(builder.max_depth - 1)})"
+    builder.note("write-buffer")
+    fn.scopes[-1][name] = builder.variable(VECTOR)
+    builder.buffers.add(name)
+    builder.last_buffer = name
+    return [f"{indent}{name} = {value}"]
+
+
+def refused_write(constructs, error) -> bool:
+    """Whether `error` is cpsgrad's refusal of a write that another name, or the caller, would see
+    (transforms/aliasing.py), in a program that writes."""
+    return bool(constructs & {"write", "write-argument"}) and (
+        "after a write into the array it shares" in error.construct
+        or error.construct == "assignment into an element of an argument or a global"
+        or "augmented assignment changes an array in place" in error.advice
+    )
