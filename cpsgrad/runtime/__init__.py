@@ -82,6 +82,7 @@ from cpsgrad.runtime.containers import (
     zip_length,
 )
 from cpsgrad.runtime.elementwise import array_divide, divide, quotient
+from cpsgrad.runtime.exceptions import enter, exit_of, exit_with, matches
 from cpsgrad.runtime.indexing import (
     index_adjoint,
     index_concatenate,
@@ -130,7 +131,10 @@ __all__ = [
     "display_entry",
     "distance_adjoint",
     "divide",
+    "enter",
     "entry",
+    "exit_of",
+    "exit_with",
     "enumerated_adjoint",
     "get_adjoint",
     "get_default_adjoint",
@@ -149,6 +153,7 @@ __all__ = [
     "logsumexp_adjoint",
     "make_function",
     "make_partial",
+    "matches",
     "matmul_left",
     "matmul_right",
     "merge",
