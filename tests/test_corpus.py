@@ -27,11 +27,17 @@ from hypothesis import strategies as st
 import cpsgrad
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing import GradCheck, check_grad
-from tests.corpus import array_programs, call_programs, closure_programs, scalar_programs
+from tests.corpus import array_programs, call_programs, closure_programs, exception_programs, scalar_programs
 
-CORPORA = {"scalar": scalar_programs, "arrays": array_programs, "calls": call_programs, "closures": closure_programs}
+CORPORA = {
+    "scalar": scalar_programs,
+    "arrays": array_programs,
+    "calls": call_programs,
+    "closures": closure_programs,
+    "exceptions": exception_programs,
+}
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
-LARGE_ENOUGH = {"scalar": (80, 0), "arrays": (40, 8), "calls": (32, 8), "closures": (36, 10)}
+LARGE_ENOUGH = {"scalar": (80, 0), "arrays": (40, 8), "calls": (32, 8), "closures": (36, 10), "exceptions": (24, 7)}
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9
 JAX_ATOL = 1e-12

@@ -94,10 +94,10 @@ def _inside_handler(raise_node: cst.Raise, block: cst.CSTNode) -> bool:
 
 
 def try_statement(n: _Normalizer, node: cst.Try, out: list) -> None:
+    error = n.namer.fresh(f"try_{_number(n)}_error")
     body = n.block(node.body.body)
     handlers = []
     if node.handlers:
-        error = n.namer.fresh(f"try_{_number(n)}_error")
         n.locals.add(error)
         dispatch = [cst.SimpleStatementLine([cst.Raise(cst.Name(error))])]
         for handler in reversed(node.handlers):

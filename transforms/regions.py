@@ -40,7 +40,7 @@ from cpsgrad.transforms.activity import assignments
 if TYPE_CHECKING:
     from cpsgrad.transforms.cps import _Context, _Converter, _Liveness
 
-from cpsgrad.transforms.continuations import Block, Branch, Continuation, Jump, Raise
+from cpsgrad.transforms.continuations import Block, Branch, Continuation, Jump, Raise, Return
 
 MAX_NESTED_GUARDS = 16  # guards nested in one another (each an `if` deeper) before the rest is a continuation
 
@@ -63,6 +63,7 @@ class Guard(Branch):
     error: str = ""
     caught: str = ""
     raises: bool = False
+    calls: bool = False  # the statement calls a user function (then's tail is the cps.Call)
 
     @property
     def statement(self):
@@ -98,16 +99,11 @@ def hook(c: _Converter, statement, rest: list, straight: list, context: _Context
         return Block(straight, c.branch(statement, rest, context))
     if small is None or not _may_raise(small):
         return None
-    if id(statement) in c.user_calls:
-        callee = syntax.code(small.value.func) if isinstance(small.value, cst.Call) else "a function"
-        raise UnsupportedError(
-            c.normalized.location(statement),
-            f"call of {callee} with a differentiable argument inside a try or with body",
-            "cpsgrad cannot yet tell an exception the callee raises from one raised after the try; "
-            "call it before the try, or catch the exception inside the callee",
-        )
     test = cst.Comparison(cst.Name(region.error), [cst.ComparisonTarget(cst.Is(), cst.Name("None"))])
     failed = Block([], Jump(region.handler))
+    if id(statement) in c.user_calls:  # guarded until the callee enters its continuation (guards.py)
+        then = Block([], c.call(statement, rest, context))
+        return Block(straight, Guard(test, then, failed, statement, region.error, region.caught, False, True))
     if isinstance(small, cst.Raise):
         then = Block([], Raise(statement))
     else:
@@ -153,6 +149,9 @@ def _target(c: _Converter, name: str, statements: list, context: _Context):
 
 
 def _handler(c: _Converter, name: str, error: str, statements: list, context: _Context) -> Continuation:
+    if error not in c.locals:  # a variable like any other, passed on to the continuations that read it
+        c.order.append(error)
+        c.locals.add(error)
     found = c.liveness.block(statements, context.after_live, context.exits) | live(context)
     continuation = Continuation(c.namer.fresh(name), [error, *c.parameters(found - {error})], kind="join")
     c.continuations.append(continuation)
@@ -162,7 +161,8 @@ def _handler(c: _Converter, name: str, error: str, statements: list, context: _C
 
 def convert(c: _Converter, statement: cst.Try, rest: list, straight: list, context: _Context) -> Block:
     c.tries = getattr(c, "tries", 0) + 1
-    label = f"try_{c.tries}"
+    error = statement.handlers[0].name.name.value if statement.handlers else f"try_{c.tries}_error"
+    label = error.removesuffix("_error")  # try_1 (the normalized except's try_1_error), with_1
     final = list(statement.finalbody.body.body) if statement.finalbody is not None else []
     orelse = list(statement.orelse.body.body) if statement.orelse is not None else []
     after, after_live = _target(c, f"after_{label}", final + rest, context)
@@ -173,15 +173,14 @@ def convert(c: _Converter, statement: cst.Try, rest: list, straight: list, conte
         c.normalized.origins[id(reraise)] = c.normalized.origins.get(id(statement), statement)
         handler = _handler(c, f"{label}_finally", raised, [*final, reraise], context)
         region = Region(handler, raised, c.namer.fresh(f"{raised}_caught"), final, context)
-        region.live = set(handler.parameters) | live(context)
+        region.live = set(handler.parameters[1:]) | live(context)
         region_context = replace(region_context, region=region)
     body_after, body_live = _target(c, f"{label}_else", orelse, region_context)
     body_context = replace(region_context, after=body_after, after_live=body_live)
     if statement.handlers:
-        error = statement.handlers[0].name.name.value
         handler = _handler(c, f"{label}_except", error, list(statement.handlers[0].body.body), region_context)
         region = Region(handler, error, c.namer.fresh(f"{error}_caught"), [], region_context)
-        region.live = set(handler.parameters) | live(region_context)
+        region.live = set(handler.parameters[1:]) | live(region_context)
         body_context = replace(body_context, region=region)
     body = c.block(list(statement.body.body), body_context)
     return Block(straight + body.statements, body.tail)
@@ -214,7 +213,13 @@ def render(tail: Guard, depth: int, lines: list[str], bound: set[str], block) ->
         block(tail.orelse, depth, bound | {tail.error})
         return
     lines.append(f"{pad}if {tail.error} is None:")
-    block(Block(tail.then.statements[1:], tail.then.tail), depth + 1, bound | _bound_by(tail.origin))
+    ok = Block(tail.then.statements[1:], tail.then.tail)
+    if tail.calls:  # the call was the statement: its continuation follows
+        call = tail.then.tail
+        ok = Block(
+            [], Jump(call.continuation) if call.continuation is not None else Return(cst.Name(call.target), None)
+        )
+    block(ok, depth + 1, bound | _bound_by(tail.origin))
     lines.append(f"{pad}else:")
     block(tail.orelse, depth + 1, bound | {tail.error})
 

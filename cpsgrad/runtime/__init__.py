@@ -82,7 +82,7 @@ from cpsgrad.runtime.containers import (
     zip_length,
 )
 from cpsgrad.runtime.elementwise import array_divide, divide, quotient
-from cpsgrad.runtime.exceptions import enter, exit_of, exit_with, matches
+from cpsgrad.runtime.exceptions import caught, enter, entering, exit_of, exit_with, matches
 from cpsgrad.runtime.indexing import (
     index_adjoint,
     index_concatenate,
@@ -121,6 +121,7 @@ __all__ = [
     "borrow",
     "check_bound",
     "chosen_adjoint",
+    "caught",
     "claim",
     "clear_loans",
     "close_loans",
@@ -132,6 +133,7 @@ __all__ = [
     "distance_adjoint",
     "divide",
     "enter",
+    "entering",
     "entry",
     "exit_of",
     "exit_with",

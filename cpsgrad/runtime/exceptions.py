@@ -50,3 +50,24 @@ def exit_with(exit, error: BaseException) -> bool:
     swallowed (the result's truth). cpsgrad's own errors are never swallowed."""
     swallowed = bool(exit(type(error), error, error.__traceback__))
     return swallowed and not isinstance(error, CpsgradError)
+
+
+def entering(k):
+    """`k` (a continuation handed to a callee in a try region), noting whether it was entered."""
+    state = [False]
+
+    def entered(value):
+        state[0] = True
+        return k(value)
+
+    entered.state = state
+    return entered
+
+
+def caught(error: BaseException, entered) -> BaseException:
+    """An exception out of a guarded call: the callee's own (returned, for the handler) only if
+    it never entered its continuation; else it came from the rest of the program or from the
+    callee's backward, and is raised on. cpsgrad's own errors are never caught."""
+    if entered.state[0] or isinstance(error, CpsgradError):
+        raise error
+    return error
