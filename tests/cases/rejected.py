@@ -16,14 +16,15 @@ def uses_bare_raise_in_finally(x):
         y = x * 2
     finally:
         raise
+    return y
 
 
 def uses_except_name_outside(x):
     try:
         y = x * 2
-    except ValueError as e:
+    except ValueError as e:  # noqa: F841
         y = x
-    return y if e else x
+    return y if e else x  # noqa: F821
 
 
 def uses_return_assigned_in_finally(x):

@@ -125,7 +125,7 @@ def return_inside_try(x):
 
 def return_in_finally_overrides(x):
     try:
-        y = x * x
+        y = x * x  # noqa: F841 (computed, then dropped with the exception)
         if x > 0.0:
             raise RuntimeError("dropped")
     finally:
