@@ -111,7 +111,7 @@ def handler_raises(x):
             raise KeyError("inner")
         except KeyError:
             LOG.append("inner handler")
-            raise ValueError("from the handler")
+            raise ValueError("from the handler")  # noqa: B904 (the context is the point)
     except ValueError:
         LOG.append("outer handler")
         y = x * 3.0
@@ -330,8 +330,8 @@ def test_exit_runs_when_a_return_or_break_leaves_the_with():
             return acc * x
 
     for x, n in ((1.0, 5), (0.5, 2)):
-        expected, log = _outcome(lambda: leaves(x, n))
-        got, got_log = _outcome(lambda: cpsgrad.value_and_grad(leaves)(x, n)[0])
+        expected, log = _outcome(lambda x=x, n=n: leaves(x, n))
+        got, got_log = _outcome(lambda x=x, n=n: cpsgrad.value_and_grad(leaves)(x, n)[0])
         assert (got, got_log) == (expected, log)
         check_grad(leaves, x, n)
 
