@@ -3,13 +3,19 @@
 A handler's `except E` is `matches(error, E)`; a `with` statement is `exit_of(manager)` and
 `enter(manager)` before its body, `exit_with(exit, error)` when the body raises and
 `exit(None, None, None)` when it ends otherwise, as the language reference spells it out.
-cpsgrad's own errors (a refusal, a missing rule) are never caught by the user's handlers, and
-never swallowed by a manager: a program that catches one would go on computing something else.
+cpsgrad's own errors (a refusal, a missing rule) and RecursionError are never caught by the
+user's handlers, and never swallowed by a manager: a program that catches one would go on
+computing something else.
 """
 
 from __future__ import annotations
 
 from cpsgrad.errors import CpsgradError
+
+# never caught by a user's handler nor swallowed by a manager: cpsgrad's own errors, and running
+# out of stack (the derivative program is deeper than the original: a RecursionError the original
+# would not have raised must not send it down another path)
+_UNCATCHABLE = (CpsgradError, RecursionError)
 
 
 def matches(error: BaseException, kinds) -> bool:
@@ -18,7 +24,7 @@ def matches(error: BaseException, kinds) -> bool:
     for kind in kinds if isinstance(kinds, tuple) else (kinds,):
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
             raise TypeError("catching classes that do not inherit from BaseException is not allowed")
-    if isinstance(error, CpsgradError):
+    if isinstance(error, _UNCATCHABLE):
         return False
     return isinstance(error, kinds)
 
@@ -49,7 +55,7 @@ def exit_with(exit, error: BaseException) -> bool:
     """`exit(type, error, traceback)` for a body that raised `error`: whether the exception is
     swallowed (the result's truth). cpsgrad's own errors are never swallowed."""
     swallowed = bool(exit(type(error), error, error.__traceback__))
-    return swallowed and not isinstance(error, CpsgradError)
+    return swallowed and not isinstance(error, _UNCATCHABLE)
 
 
 def entering(k):
@@ -68,6 +74,6 @@ def caught(error: BaseException, entered) -> BaseException:
     """An exception out of a guarded call: the callee's own (returned, for the handler) only if
     it never entered its continuation; else it came from the rest of the program or from the
     callee's backward, and is raised on. cpsgrad's own errors are never caught."""
-    if entered.state[0] or isinstance(error, CpsgradError):
+    if entered.state[0] or isinstance(error, _UNCATCHABLE):
         raise error
     return error
