@@ -65,6 +65,28 @@ def test_every_stage_runs_as_the_original(case):
     check()
 
 
+@pytest.mark.parametrize(
+    ("function", "arguments"),
+    [
+        (corpus.else_raises, [(0.5,), (-0.5,)]),
+        (corpus.finally_raises, [(0.5,), (-0.5,)]),
+        (corpus.return_in_finally_in_loop, [(0.7, n) for n in range(4)]),
+        (corpus.every_jump_through_two_finallys, [(0.7, n) for n in range(7)]),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_exceptions_raised_in_else_and_finally_leave_as_in_python(function, arguments):
+    """An exception in `else` or `finally` is not caught by the same try; every stage raises
+    (or returns) as the original, with the same side effects."""
+    normalized = _stage(function, "normalize", function.__name__)
+    continuation_passing = _stage(function, "cps", function.__name__ + "__cps")
+    for values in arguments:
+        expected = _outcome(lambda values=values: function(*values))
+        assert _outcome(lambda values=values: normalized(*values)) == expected
+        assert _outcome(lambda values=values: continuation_passing(*values, lambda v: v)) == expected
+        assert _outcome(lambda values=values: cpsgrad.value_and_grad(function)(*values)[0]) == expected
+
+
 # --- values computed before the raise contribute; what did not run does not ----------------
 
 

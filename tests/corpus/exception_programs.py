@@ -333,6 +333,97 @@ def inactive_helper_raises(x, n):
     return y
 
 
+def else_raises(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        LOG.append("caught by its own try (wrong)")
+        y = 0.0
+    else:
+        if x > 0.0:
+            raise ValueError("from else")
+        y = y * x
+    return y
+
+
+def outer_catches_else(x):
+    try:
+        y = else_raises(x)
+    except ValueError:
+        LOG.append("outer")
+        y = x * x
+    return y
+
+
+def finally_raises(x):
+    try:
+        y = x * 3.0
+    finally:
+        if x > 0.0:
+            raise KeyError("from finally")
+    return y
+
+
+def catches_finally(x):
+    try:
+        y = finally_raises(x)
+    except KeyError:
+        y = x
+    return y * x
+
+
+def every_jump_through_two_finallys(x, n):
+    acc = x
+    i = 0
+    while True:
+        i = i + 1
+        try:
+            try:
+                if i > n:
+                    break
+                acc = acc * 1.1
+                if i % 2 == 0:
+                    raise ValueError
+                LOG.append(("odd", i))
+            except ValueError:
+                LOG.append(("even", i))
+                if i == 4:
+                    return acc * x
+                continue
+            finally:
+                LOG.append(("finally", i))
+                acc = acc + 0.5
+        finally:
+            LOG.append(("outer finally", i))
+    return acc
+
+
+def with_in_try_in_loop(x, n):
+    total = 0.0
+    for i in range(n):
+        try:
+            with Trace(i):
+                v = x * i
+                if i == 2:
+                    raise ValueError
+                total = total + v
+        except ValueError:
+            total = total - v
+    return total * x
+
+
+def return_in_finally_in_loop(x, n):
+    for i in range(n):
+        try:
+            x = x * 1.2
+            if i == 1:
+                raise ValueError
+        finally:
+            if i == 2:
+                return x * x  # noqa: B012 (reached only when n == 3: i == 1 raised otherwise)
+    return x
+
+
 CASES = [
     Case(caught_value_error, (floats(-2.0, 2.0, exclude_near=(0.5,)),), jax=jax_caught_value_error),
     Case(division_guarded, (floats(-3.0, 3.0, exclude_near=(0.0, 1.0)),)),
@@ -358,4 +449,8 @@ CASES = [
     Case(return_from_with, (floats(-2.0, 2.0),), jax=jax_return_from_with),
     Case(array_try, (arrays(3), arrays(3)), (0, 1)),
     Case(inactive_helper_raises, (floats(-2.0, 2.0), ints(0, 4))),
+    Case(outer_catches_else, (floats(-2.0, 2.0, exclude_near=(0.0,)),)),
+    Case(catches_finally, (floats(-2.0, 2.0, exclude_near=(0.0,)),)),
+    Case(every_jump_through_two_finallys, (floats(-2.0, 2.0), ints(0, 6))),
+    Case(with_in_try_in_loop, (floats(-2.0, 2.0), ints(0, 4))),
 ]
