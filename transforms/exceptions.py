@@ -59,8 +59,6 @@ def _check(n: _Normalizer) -> None:
     for node in walk.nodes(definition.body):
         if isinstance(node, cst.ExceptHandler) and node.name is not None:
             handler_names.setdefault(node.name.name.value, []).append(node)
-        if isinstance(node, (cst.ExceptHandler, cst.WithItem)) and getattr(node, "name", None) is not None:
-            pass
         if isinstance(node, cst.WithItem) and node.asname is not None:
             bound = {inner.value for inner in walk.nodes(node.asname.name) if isinstance(inner, cst.Name)}
             n.locals |= bound
