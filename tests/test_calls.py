@@ -186,10 +186,10 @@ def test_a_rule_for_a_user_function_wins_also_at_run_time():
     [
         (cases.applies_a_builtin_without_rule, cpsgrad.NoRuleError, "call of f", r"not a Python function.*@cpsgrad\.rule\(math\.frexp\)"),
         (cases.applies_a_class, cpsgrad.UnsupportedError, "call of the class tests.cases.calls_functions.Link", "constructing objects"),
-        (cases.calls_a_function_with_try, cpsgrad.UnsupportedError, "try statement", "exceptions"),
+        (cases.calls_a_function_with_match, cpsgrad.UnsupportedError, "match statement", "if/elif"),
         (cases.calls_for_its_effect, cpsgrad.UnsupportedError, "call of square for its effect", "could keep it"),
     ],
-    ids=["builtin without rule", "class", "callee with try", "call for its effect"],
+    ids=["builtin without rule", "class", "callee with match", "call for its effect"],
 )
 def test_unsupported_calls_are_refused_naming_file_line_and_construct(function, error, construct, advice):
     with pytest.raises(error, match=advice) as raised:
@@ -248,8 +248,8 @@ def test_show_of_each_stage_includes_the_callees_and_names_run_time_ones():
     assert "def odd_weight(x, n):" in cpsgrad.show(cases.even_weight, stage="normalize")
     text = cpsgrad.show(cases.apply_twice, argnums=1)
     assert "calls f, known only at run time" in text
-    text = cpsgrad.show(cases.calls_a_function_with_try)
-    assert "runs with_try, which cpsgrad refuses:\n# " in text and "try statement" in text
+    text = cpsgrad.show(cases.calls_a_function_with_match)
+    assert "runs with_match, which cpsgrad refuses:\n# " in text and "match statement" in text
 
 
 def test_the_cps_stage_with_its_callees_runs():

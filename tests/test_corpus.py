@@ -32,6 +32,7 @@ from tests.corpus import (
     call_programs,
     closure_programs,
     everyday_programs,
+    exception_programs,
     scalar_programs,
     starred_programs,
     write_programs,
@@ -45,6 +46,7 @@ CORPORA = {
     "writes": write_programs,
     "everyday": everyday_programs,
     "starred": starred_programs,
+    "exceptions": exception_programs,
 }
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
 LARGE_ENOUGH = {
@@ -55,6 +57,7 @@ LARGE_ENOUGH = {
     "writes": (12, 5),
     "everyday": (9, 5),
     "starred": (13, 10),
+    "exceptions": (24, 7),
 }
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9

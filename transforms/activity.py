@@ -11,7 +11,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import exceptions, syntax
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
@@ -27,6 +27,8 @@ def assignments(statements) -> list[tuple[list[str] | tuple[str, ...], cst.BaseE
                 found += assignments(statement.orelse.body.body)
         elif isinstance(statement, cst.While):
             found += assignments(statement.body.body)
+        elif isinstance(statement, cst.Try):  # every part of a try (transforms/exceptions.py)
+            found += assignments(exceptions.parts(statement))
         elif isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assign):

@@ -37,7 +37,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax, writes
+from cpsgrad.transforms import exceptions, syntax, writes
 from cpsgrad.transforms.activity import is_active_value
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
@@ -106,6 +106,8 @@ def _assignments(statements):
                 yield from _assignments(statement.orelse.body.body)
         elif isinstance(statement, cst.While):
             yield from _assignments(statement.body.body)
+        elif isinstance(statement, cst.Try):
+            yield from _assignments(exceptions.parts(statement))
         elif isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
             small = statement.body[0]
             target = small.targets[0].target
@@ -182,9 +184,30 @@ class _Analysis:
                 state = _join(then, orelse)
             elif isinstance(statement, cst.While):
                 state = self.loop(statement, state, loops)
+            elif isinstance(statement, cst.Try):
+                state = self.try_statement(statement, state, loops)
             else:
                 state = self.simple(statement, state, loops)
         return state
+
+    def try_statement(self, statement: cst.Try, state: dict, loops: list) -> dict | None:
+        """A normalized try (transforms/exceptions.py): its handler may start after any statement
+        of the body (the join of the states between them), its finally after any path."""
+        states = [state]
+        current: dict | None = state
+        for inner in statement.body.body:
+            current = self.block([inner], dict(current), loops) if current is not None else None
+            states.append(current)
+        raised = None
+        for between in states:
+            raised = _join(raised, between)
+        after = self.block(statement.orelse.body.body, dict(current), loops) if statement.orelse and current else current
+        for handler in statement.handlers:
+            after = _join(after, self.block(handler.body.body, dict(raised), loops) if raised is not None else None)
+        if statement.finalbody is None:
+            return after
+        final = self.block(statement.finalbody.body.body, dict(_join(after, raised)), loops)
+        return final if after is not None else None
 
     def loop(self, statement: cst.While, state: dict, loops: list) -> dict | None:
         head = state

@@ -23,7 +23,7 @@ from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime.starred import spread
 from cpsgrad.runtime.targets import LIBRARIES, Target, constructible, is_gradient, target  # noqa: F401  (re-exported)
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import exceptions, syntax
 from cpsgrad.transforms.resolve import Resolver
 
 RULE = "rule"
@@ -109,6 +109,8 @@ def _simple_statements(statements):
                 yield from _simple_statements(statement.orelse.body.body)
         elif isinstance(statement, cst.While):
             yield from _simple_statements(statement.body.body)
+        elif isinstance(statement, cst.Try):
+            yield from _simple_statements(exceptions.parts(statement))
         elif isinstance(statement, cst.SimpleStatementLine):
             yield statement
 

@@ -13,69 +13,17 @@ result), or the function's own `k` when the rest just returns the result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from cpsgrad.transforms import naming, syntax, writes
+from cpsgrad.transforms import naming, regions, syntax, writes
 from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, Jump, Raise, Return
 from cpsgrad.transforms.naming import Namer
 from cpsgrad.transforms.normalize import Normalized
 
-# ---- the continuation program ------------------------------------------------------------------
-
-
-@dataclass
-class Jump:
-    """A tail call of a continuation, passing the current values of its parameters."""
-
-    target: Continuation
-
-
-@dataclass
-class Return:
-    value: cst.BaseExpression
-    origin: cst.CSTNode
-
-
-@dataclass
-class Raise:
-    statement: cst.SimpleStatementLine
-
-
-@dataclass
-class Branch:
-    test: cst.BaseExpression
-    then: Block
-    orelse: Block
-    origin: cst.CSTNode
-
-
-@dataclass
-class Call:
-    """A call of a user function (`target = callee(arguments)`) handed a continuation: the rest
-    of the block (`continuation`, its first parameter `target`), or None for the function's `k`."""
-
-    statement: cst.SimpleStatementLine
-    target: str
-    continuation: Continuation | None
-    label: str
-
-
-@dataclass
-class Block:
-    """Straight-line core statements (and inline ifs), then one tail."""
-
-    statements: list
-    tail: Jump | Return | Raise | Branch | Call
-
-
-@dataclass(eq=False)
-class Continuation:
-    name: str
-    parameters: list[str]
-    body: Block | None = None
-    kind: str = "join"  # "join" | "loop" | "exit" | "call" | "function"
+# ---- the continuation program (its blocks and tails: continuations.py) -----------------------
 
 
 @dataclass
@@ -121,6 +69,8 @@ class _Liveness:
         return live
 
     def statement(self, statement, live: set[str], exits) -> set[str]:
+        if isinstance(statement, cst.Try):
+            return regions.liveness(self, statement, live, exits)
         if isinstance(statement, cst.If):
             then = self.block(statement.body.body, live, exits)
             orelse = self.block(statement.orelse.body.body, live, exits) if statement.orelse else live
@@ -153,6 +103,8 @@ class _Context:
     exits: tuple[set[str], set[str]] | None = None
     break_to: Jump | Return | None = None
     continue_to: Jump | None = None
+    region: regions.Region | None = None  # the try region the statements are in (regions.py)
+    loop_region: regions.Region | None = None  # the region around the innermost loop
 
 
 def _small(statement):
@@ -162,7 +114,7 @@ def _small(statement):
 def _jumps(statements) -> bool:
     """Whether a block contains a loop, break, continue or return anywhere."""
     for statement in statements:
-        if isinstance(statement, cst.While):
+        if isinstance(statement, (cst.While, cst.Try)):
             return True
         if isinstance(statement, cst.If):
             if _jumps(statement.body.body) or (statement.orelse and _jumps(statement.orelse.body.body)):
@@ -234,6 +186,9 @@ class _Converter:
             small = _small(statement)
             if isinstance(small, cst.Pass):  # an empty branch's placeholder (syntax.indented)
                 continue
+            converted = regions.hook(self, statement, statements[position + 1:], straight, context)
+            if converted is not None:  # a try, or a statement that may raise inside one
+                return converted
             if isinstance(small, cst.Break):
                 return Block(straight, context.break_to)
             if isinstance(small, cst.Continue):
@@ -255,7 +210,7 @@ class _Converter:
     def branch(self, statement: cst.If, rest: list, context: _Context) -> Branch:
         then = list(statement.body.body)
         orelse = list(statement.orelse.body.body) if statement.orelse else []
-        join_live = self.liveness.block(rest, context.after_live, context.exits)
+        join_live = self.liveness.block(rest, context.after_live, context.exits) | regions.live(context)
         inner = context
         join = None
         if rest and _is_return(rest):  # nothing worth a continuation: each branch returns itself
@@ -264,13 +219,7 @@ class _Converter:
         elif rest and _falls_through(then) and _falls_through(orelse):
             self.joins += 1
             join = self.continuation(naming.join(self.joins), join_live, "join")
-            inner = _Context(
-                Jump(join),
-                set(join.parameters) | set(self.invariants),
-                context.exits,
-                context.break_to,
-                context.continue_to,
-            )
+            inner = replace(context, after=Jump(join), after_live=set(join.parameters) | set(self.invariants))
         elif rest:
             then = then + rest if _falls_through(then) else then
             orelse = orelse + rest if _falls_through(orelse) else orelse
@@ -281,12 +230,12 @@ class _Converter:
 
     def loop(self, statement: cst.While, rest: list, context: _Context) -> Jump:
         label = self.normalized.loop_labels[id(statement)]
-        after_live = self.liveness.block(rest, context.after_live, context.exits)
-        head_live = self.liveness.statement(statement, after_live, context.exits)
+        after_live = self.liveness.block(rest, context.after_live, context.exits) | regions.live(context)
+        head_live = self.liveness.statement(statement, after_live, context.exits) | regions.live(context)
         head = self.continuation(label, head_live, "loop")
         exit_to: Jump | Return = context.after
         exit_continuation = None
-        if rest and _is_return(rest):
+        if rest and _is_return(rest) and context.region is None:
             exit_to = Return(_small(rest[0]).value, rest[0])
         elif rest:
             exit_continuation = self.continuation(naming.loop_exit(label), after_live, "exit")
@@ -294,6 +243,7 @@ class _Converter:
         loop_context = _Context(
             Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head)
         )
+        loop_context.region = loop_context.loop_region = context.region  # a loop inside a try region
         head.body = self.block(list(statement.body.body), loop_context)
         if exit_continuation is not None:
             exit_continuation.body = self.block(rest, context)
@@ -313,7 +263,7 @@ class _Converter:
     def call(self, statement: cst.SimpleStatementLine, rest: list, context: _Context) -> Call:
         target = statement.body[0].targets[0].target.value
         label = self.call_label()
-        live = self.liveness.block(rest, context.after_live, context.exits)
+        live = self.liveness.block(rest, context.after_live, context.exits) | regions.live(context)
         continuation = Continuation(
             naming.call_continuation(label), [target, *(p for p in self.parameters(live) if p != target)], kind="call"
         )
@@ -386,9 +336,9 @@ def maybe_unbound(program: Program) -> dict[str, set[str]]:
             missing = {p for p in tail.target.parameters if p not in bound} - found[tail.target.name]
             found[tail.target.name] |= missing
             changed = bool(missing)
-        elif isinstance(tail, Branch):
+        elif isinstance(tail, Branch):  # a guard binds its error for the handler (regions.Guard)
             changed = walk(tail.then, bound)
-            changed = walk(tail.orelse, bound) or changed
+            changed = walk(tail.orelse, bound | {getattr(tail, "error", None)}) or changed
         return changed
 
     changed = True
@@ -436,6 +386,8 @@ def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set
         lines.append(f"{pad}return {k}({syntax.code(tail.value)})")
     elif isinstance(tail, Raise):
         lines.append(pad + syntax.code(tail.statement).strip())
+    elif isinstance(tail, regions.Guard):
+        regions.render(tail, depth, lines, bound, lambda block, depth, bound: _render_block(block, depth, lines, k, bound))
     else:
         lines.append(f"{pad}if {syntax.code(tail.test)}:")
         _render_block(tail.then, depth + 1, lines, k, bound)

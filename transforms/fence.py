@@ -13,12 +13,7 @@ from cpsgrad.transforms.source import FunctionSource
 
 # node type -> (construct name, what to do instead)
 _REJECTED: dict[type, tuple[str, str]] = {
-    cst.Try: ("try statement", "exceptions cannot be differentiated through; check the condition with if instead"),
-    cst.TryStar: (
-        "try/except* statement",
-        "exceptions cannot be differentiated through; check the condition with if instead",
-    ),
-    cst.With: ("with statement", "move the context manager outside the differentiated function"),
+    cst.TryStar: ("try/except* statement", "exception groups are not supported; catch the group with except"),
     cst.Yield: (
         "yield",
         "generator functions (yield, yield from) are not differentiated yet, neither differentiated themselves nor "

@@ -25,6 +25,7 @@ from cpsgrad.transforms import (
     closures,
     comprehensions,
     evaluation_order,
+    exceptions,
     lists,
     naming,
     sets,
@@ -189,7 +190,7 @@ class _Normalizer:
             value = cst.Name("None") if node.value is None else self.atom(node.value, out)
             self.emit(out, cst.SimpleStatementLine([cst.Return(value)]), node)
         elif isinstance(node, cst.Raise):
-            exception = None if node.exc is None else self.atom(node.exc, out)
+            exception = getattr(self, "handled", None) if node.exc is None else self.atom(node.exc, out)
             cause = None if node.cause is None else cst.From(self.atom(node.cause.item, out))  # raise e from c
             self.emit(out, cst.SimpleStatementLine([cst.Raise(exception, cause)]), node)
         elif isinstance(node, cst.Assert):
@@ -213,8 +214,8 @@ class _Normalizer:
             self.while_loop(node, out)
         elif isinstance(node, cst.For):
             self.for_loop(node, out)
-        else:
-            self.reject(node, type(node).__name__, "this statement is not supported")
+        else:  # try and with (transforms/exceptions.py); anything else is refused there
+            exceptions.statement(self, node, out)
 
     def if_statement(self, node: cst.If, out: list) -> None:
         test = node.test

@@ -87,6 +87,7 @@ from cpsgrad.runtime.containers import (
 )
 from cpsgrad.runtime.effects import frozen
 from cpsgrad.runtime.elementwise import array_divide, divide, quotient
+from cpsgrad.runtime.exceptions import caught, enter, entering, exit_of, exit_with, matches
 from cpsgrad.runtime.indexing import (
     index_adjoint,
     index_concatenate,
@@ -143,6 +144,7 @@ __all__ = [
     "check_bound",
     "check_in_place",
     "chosen_adjoint",
+    "caught",
     "claim",
     "clear_loans",
     "close_loans",
@@ -155,7 +157,11 @@ __all__ = [
     "display_entry",
     "distance_adjoint",
     "divide",
+    "enter",
+    "entering",
     "entry",
+    "exit_of",
+    "exit_with",
     "enumerated_adjoint",
     "get_adjoint",
     "get_default_adjoint",
@@ -176,6 +182,7 @@ __all__ = [
     "make_function",
     "make_partial",
     "frozen",
+    "matches",
     "matmul_left",
     "matmul_right",
     "merge",

@@ -235,15 +235,16 @@ def calls_star_parameters(x):
     return spread(x, x)
 
 
-def with_try(v):
-    try:
-        return v * 2.0
-    except ValueError:
-        return v
+def with_match(v):
+    match v:
+        case 0.0:
+            return v
+        case _:
+            return v * 2.0
 
 
-def calls_a_function_with_try(x):
-    return with_try(x) + 1.0
+def calls_a_function_with_match(x):
+    return with_match(x) + 1.0
 
 
 def calls_for_its_effect(x):

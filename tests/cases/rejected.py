@@ -3,16 +3,36 @@
 import math
 
 
-def uses_try(x):
+def uses_try_star(x):
     try:
-        return x * 2
-    except ValueError:
-        return x
+        y = x * 2
+    except* ValueError:
+        y = x
+    return y
 
 
-def uses_with(x):
-    with open("f") as handle:
-        return x + len(handle.read())
+def uses_bare_raise_in_finally(x):
+    try:
+        y = x * 2
+    finally:
+        raise
+    return y
+
+
+def uses_except_name_outside(x):
+    try:
+        y = x * 2
+    except ValueError as e:  # noqa: F841
+        y = x
+    return y if e else x  # noqa: F821
+
+
+def uses_return_assigned_in_finally(x):
+    y = x * 2
+    try:
+        return y
+    finally:
+        y = x
 
 
 def uses_yield(x):
@@ -84,8 +104,10 @@ async def uses_async(x):
 DEFAULTS = {"b": 1.0}
 
 REJECTED = {
-    "uses_try": ("try statement", 1),
-    "uses_with": ("with statement", 1),
+    "uses_try_star": ("try/except* statement", 1),
+    "uses_bare_raise_in_finally": ("bare raise in a finally clause", 4),
+    "uses_except_name_outside": ("the name e of `except ... as e` used outside its handler", 5),
+    "uses_return_assigned_in_finally": ("return of y, which the finally clause assigns", 3),
     "uses_yield": ("yield", 1),
     "uses_global": ("global statement", 1),
     "uses_nonlocal": ("nonlocal statement", 2),

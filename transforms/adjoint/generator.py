@@ -16,6 +16,7 @@ from cpsgrad.transforms.adjoint.backward import Backward
 from cpsgrad.transforms.adjoint.forward import Forward
 from cpsgrad.transforms.adjoint.frames import Frame, Versions
 from cpsgrad.transforms.adjoint.fused import Fusion
+from cpsgrad.transforms.adjoint.guards import Guards
 from cpsgrad.transforms.adjoint.inactive import InactiveIf
 from cpsgrad.transforms.adjoint.output import ZERO, Lines
 from cpsgrad.transforms.adjoint.records import Record
@@ -26,7 +27,7 @@ from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Prog
 from cpsgrad.transforms.resolve import Resolver
 
 
-class Generator(Versions, Forward, InactiveIf, Tails, UserCalls, Fusion, Backward, RuleInlining, Accumulation):
+class Generator(Versions, Forward, InactiveIf, Tails, Guards, UserCalls, Fusion, Backward, RuleInlining, Accumulation):
     """Generates the final derivative program of one CPS program. Its jobs are its bases, one
     module each; the state they share is set up here."""
 

@@ -11,6 +11,7 @@ from cpsgrad.transforms import syntax
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import ZERO, Lines
 from cpsgrad.transforms.cps import Branch, Call, Jump, Raise, Return
+from cpsgrad.transforms.regions import Guard
 
 
 class Tails:
@@ -23,6 +24,8 @@ class Tails:
             self.normalized.location(getattr(tail, "statement", None) or getattr(tail, "origin", None)),
             "backward",
         )
+        if isinstance(tail, Guard):  # a statement of a try region (guards.py)
+            return self.guard(tail, frame, depth, lines)
         if isinstance(tail, Raise):
             self.check_reads(tail.statement, frame, pad, lines)
             lines.append(pad + syntax.code(self.rename(tail.statement, frame)).strip())

@@ -15,7 +15,7 @@ from cpsgrad.transforms.cps import Call
 class UserCalls:
     """The Generator's calls of user functions (reads `borrowers`, `free_adjoints`, `namer`)."""
 
-    def call(self, tail: Call, frame: Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
+    def call(self, tail: Call, frame: Frame, depth: int, lines: list[str], guard=None) -> tuple[dict[str, str], bool]:
         """A call of a user function: its dispatcher runs the callee's program with the rest of
         this block as the continuation. An adapter closure (`call_1_k`, defined here: the versions
         it captures are never reassigned) hands the callee the result's adjoint and packs this
@@ -93,8 +93,13 @@ class UserCalls:
             syntax.code(a.value) if a.keyword is None else f"{a.keyword.value}={syntax.code(a.value)}"
             for a in value.args
         ]
+        if guard is not None:  # in a try region: caught until the callee enters `handed` (adjoint/guards.py)
+            handed = self.guarded_call(guard, handed, tail.label, pad, lines)
+            pad = pad + "    "
         call = ", ".join([syntax.code(value.func), handed, *passed])
         lines.append(f"{pad}{', '.join([head, *received])} = {naming.call_site(tail.label)}({call})")
+        if guard is not None:
+            pad = self.guarded_call_end(guard, handed, pad, lines)
         parts = {part for _, part in added}
         defined = {name: name for name in [*extras, *received] if name not in parts}
         for adjoint, part in added:
