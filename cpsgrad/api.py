@@ -27,6 +27,7 @@ from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import device as runtime_device
 from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.runtime.broadcasting import refuse_complex
+from cpsgrad.runtime.writes import check_unshared
 from cpsgrad.transforms import kinds, pipeline, source, starred
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
@@ -273,6 +274,8 @@ class _Runner:
         differentiated = transformed.positions
         for name, value in starred.checked_arguments(self.parameters, args, differentiated, self.picks):
             _check_differentiable(name, value)
+        if transformed.written:  # it writes into the arrays of parameters: no other argument may see it
+            check_unshared(args, transformed.written, self.function)
         _deep.enter()
         loans = runtime.open_loans()  # adjoints lent to callees (runtime.loans.lend) live one run only
         writes = runtime.open_writes()

@@ -59,7 +59,7 @@ def test_show_output_is_not_colored_when_piped():
         ("tests.cases.api_functions:missing", "has no attribute"),
         ("no_colon_here", "not a target"),
         ("missing/file.py:f", "no such file"),
-        ("tests.cases.rejected:uses_try", "try statement"),
+        ("tests.cases.rejected:uses_match", "match statement"),
         ("math:sin", "not a Python function"),
     ],
 )

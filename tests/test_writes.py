@@ -145,3 +145,83 @@ def test_the_last_write_to_a_repeated_position_gets_the_adjoint():
     assert target.tolist() == [3.0, 2.0, 0.0]
     adjoint = np.array([10.0, 20.0, 30.0])
     assert runtime.written_adjoint(adjoint, target, key, np.zeros(3)).tolist() == [0.0, 20.0, 10.0]
+
+
+# -- writes into the arrays of parameters --------------------------------------------------------
+
+
+def normalizes_in_place(x):
+    x[0] = x[1] * 3.0
+    x *= 2.0
+    return np.sum(x * x)
+
+
+def test_an_argument_written_into_ends_as_python_leaves_it():
+    x = np.array([0.3, -0.2, 0.5])
+    expected = x.copy()
+    value = normalizes_in_place(expected)
+    result, gradient = cpsgrad.value_and_grad(normalizes_in_place)(x)
+    assert result == value
+    np.testing.assert_array_equal(x, expected)  # the caller sees the writes, as in Python
+    # d/dx of sum((2 * [3 x1, x1, x2])^2) at the original x
+    np.testing.assert_allclose(gradient, [0.0, 8.0 * (9.0 + 1.0) * -0.2, 8.0 * 0.5])
+    check_grad(lambda x: normalizes_in_place(x.copy()), np.array([0.3, -0.2, 0.5]))
+
+
+def writes_first(x, y):
+    x[0] = 1.0
+    return np.sum(x * y)
+
+
+def test_an_argument_written_into_may_not_be_another_argument():
+    a = np.ones(3)
+    with pytest.raises(cpsgrad.UnsupportedError, match="writes into the array of its parameter 1, which is also"):
+        cpsgrad.grad(writes_first)(a, a)
+    with pytest.raises(cpsgrad.UnsupportedError, match="shares memory"):
+        cpsgrad.grad(writes_first)(a, a[::-1])
+    np.testing.assert_array_equal(cpsgrad.grad(writes_first)(np.ones(3), np.ones(3)), [0.0, 1.0, 1.0])
+
+
+def doubles(v):
+    v *= 2.0
+    v[0] += 1.0
+    return np.sum(v)
+
+
+def passes_its_own(x):
+    y = x * 3.0
+    return doubles(y) * x[0]
+
+
+def passes_and_reads(x):
+    y = x * 3.0
+    total = doubles(y)
+    return total + np.sum(y)
+
+
+def passes_its_argument(x):
+    return doubles(x)
+
+
+def passes_one_array_twice(x):
+    y = x * 1.0
+    return writes_first(y, y)
+
+
+@pytest.mark.parametrize("function", [passes_its_own])
+def test_a_callee_writes_into_an_array_its_caller_gives_up(function):
+    check_grad(function, np.array([0.3, -0.2, 0.5]))
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        (passes_and_reads, "doubles writes into the array of its parameter v, and what this call passes for it is read"),
+        (passes_its_argument, "doubles writes into the array of its parameter v"),
+        (passes_one_array_twice, "is also passed as argument 2"),
+    ],
+)
+def test_a_callee_writing_into_what_its_caller_still_reads_is_refused_at_the_call(function, message):
+    with pytest.raises(cpsgrad.UnsupportedError, match=message) as raised:
+        cpsgrad.grad(function)(np.array([0.3, -0.2, 0.5]))
+    assert raised.value.location is not None and raised.value.location.filename == __file__

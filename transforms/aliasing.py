@@ -31,51 +31,43 @@ are found the same way; elsewhere the generated code refuses an actual array at 
 
 from __future__ import annotations
 
-import builtins
+import types
 
 import libcst as cst
-import numpy as np
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import exceptions, syntax, writes
+from cpsgrad.transforms import exceptions, normalize, source, syntax, writes
 from cpsgrad.transforms.activity import is_active_value
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
+from cpsgrad.transforms.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
 
-# numpy functions and array methods whose result may share memory with an argument
-_VIEW_FUNCTIONS = {
-    getattr(np, name)
-    for name in (
-        "reshape ravel transpose swapaxes moveaxis rollaxis squeeze expand_dims broadcast_to broadcast_arrays "
-        "asarray asanyarray ascontiguousarray asfortranarray asarray_chkfinite require atleast_1d atleast_2d "
-        "atleast_3d diagonal diag split array_split hsplit vsplit dsplit flip fliplr flipud rot90 real imag "
-        "matrix_transpose permute_dims unstack"
-    ).split()
-    if hasattr(np, name)
-} | {np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view}
-_FRESH_METHODS = frozenset(
-    "sum mean max min prod std var cumsum cumprod dot round clip argmax argmin argsort nonzero any all trace "
-    "flatten tolist item conj conjugate repeat take compress searchsorted astype tobytes count index ptp".split()
-)
-_FRESH_BUILTINS = {
-    getattr(builtins, name)
-    for name in "len abs float int round sum range isinstance print bool str repr divmod pow hash id format".split()
-}
-_FRESH_MODULES = ("numpy", "scipy", "math", "cpsgrad.nn", "_operator", "operator")
-_STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})  # not changed by a write
 _PARAMETER = "parameter"
-_GLOBAL = "global"
+_CLEAN = frozenset()  # a definition no write has made stale
+IN_PLACE = "in place"  # Normalized.in_place: an `x op= y` into a parameter's array, written as numpy does
 
 
-def check(normalized, active: set[str], numbers: set[str], resolver: Resolver) -> None:
-    """Refuse the unsound writes of `normalized`; record on it which `x op= y` are plain."""
+def check(normalized, active: set[str], numbers: set[str], resolver: Resolver, user_calls: set[int] = frozenset()) -> bool:
+    """Refuse the unsound writes of `normalized`; record on it which `x op= y` are plain, which
+    parameters it writes into and which arguments of its user calls may be written into; rewrite
+    the `x op= y` into a parameter's array as writes (transforms/writes.py). Whether it rewrote."""
     body = normalized.definition.body.body
     updates = _updates(normalized, body, numbers)
-    normalized.in_place = {}
-    if not updates and not _has_writes(body):
-        return
-    analysis = _Analysis(normalized, active, numbers, resolver, updates)
+    normalized.in_place, normalized.written_parameters, normalized.consumable = {}, (), {}
+    if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
+        return False
+    analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
     analysis.run(body)
+    return writes.rewrite_updates(normalized, {i for i, why in normalized.in_place.items() if why == IN_PLACE})
+
+
+def _calls_with_arrays(statements, user_calls: set[int], numbers: set[str]) -> bool:
+    """Whether a user call passes a variable that may hold an array (one it could write into)."""
+    return any(
+        id(statement) in user_calls
+        and any(isinstance(a.value, cst.Name) and a.value.value not in numbers for a in value.args)
+        for statement, value, _ in _assignments(statements)
+    )
 
 
 def _has_writes(statements) -> bool:
@@ -115,40 +107,27 @@ def _assignments(statements):
             yield statement, small.value, names
 
 
-class _Sets:
-    """Union-find over definitions (hashable keys)."""
-
-    def __init__(self):
-        self.parent: dict = {}
-
-    def find(self, item):
-        parent = self.parent.setdefault(item, item)
-        if parent != item:
-            parent = self.parent[item] = self.find(parent)
-        return parent
-
-    def union(self, a, b) -> None:
-        self.parent[self.find(a)] = self.find(b)
-
-
-class _Analysis:
-    def __init__(self, normalized, active, numbers, resolver, updates):
+class _Analysis(Sharing):
+    def __init__(self, normalized, active, numbers, resolver, updates, user_calls=frozenset()):
         self.normalized = normalized
         self.active = active
         self.numbers = numbers
         self.resolver = resolver
         self.updates = updates  # ids of `x = x op y` statements from `x op= y`
+        self.user_calls = user_calls  # ids of `y = f(...)` calls of user functions (calls.user_calls)
+        self.returned: list | None = None  # returns_fresh: the definitions returned
         every = list(_assignments(normalized.definition.body.body))
         self.locals = set(normalized.parameters) | {n for _, _, names in every for n in names}
         self.statements = {id(statement): statement for statement, _, _ in every}
         self.user_names = names_in(normalized.source.definition)
-        self.same = _Sets()  # definitions that may be the same array, or overlap in memory
+        self.same = Sets()  # definitions that may be the same array, or overlap in memory
         self.contains: set = set()  # (container, element): a tuple, list or dict holding a value
         self.shallow: set = set()  # (copy, original): a container's .copy() holds the original's elements
         self.displays: dict = {}  # a display's definition -> per position, the definitions of its elements
         self.origin_of: dict = {}  # definition -> (kind, name) for parameters and globals
         self.old: dict[int, list] = {}  # id(`x = x op y`) -> the definitions of x it replaces
         self.marking = False  # pass 2: stale marks and refusals
+        self.parameters_written: set[str] = set()  # the caller's arrays written (consented at run time)
         self.stale_updates: dict[int, str] = {}
 
     # -- the dataflow ------------------------------------------------------------------------
@@ -157,16 +136,43 @@ class _Analysis:
         for parameter in self.normalized.parameters:
             definition = (_PARAMETER, parameter)
             self.origin_of[definition] = (_PARAMETER, parameter)
-            entry[parameter] = frozenset({(definition, None)})
-        size = None
-        while size != self.size():  # pass 1, until the relations stop growing
-            size = self.size()
-            self.block(body, dict(entry), [])
+            entry[parameter] = frozenset({(definition, _CLEAN)})
+        self.run_relations(body, entry)
         self.marking = True
         self.block(body, dict(entry), [])  # pass 2: stale reads
         for identifier in self.updates:
             old = self.old.get(identifier, [])
-            self.normalized.in_place[identifier] = self.stale_updates.get(identifier) or self.foreign(old)
+            why = self.stale_updates.get(identifier) or self.foreign(old)
+            if why is None and self.parameters_of(old):  # the caller's array: changed in place
+                why = IN_PLACE
+            self.normalized.in_place[identifier] = why
+        self.normalized.written_parameters = tuple(p for p in self.normalized.parameters if p in self.parameters_written)
+
+    def run_relations(self, body, entry: dict | None = None) -> None:
+        """Pass 1: the relations between definitions, until they stop growing."""
+        if entry is None:
+            entry = {}
+            for parameter in self.normalized.parameters:
+                definition = (_PARAMETER, parameter)
+                self.origin_of[definition] = (_PARAMETER, parameter)
+                entry[parameter] = frozenset({(definition, _CLEAN)})
+        size = None
+        while size != self.size():
+            size = self.size()
+            if self.returned is not None:
+                self.returned = []
+            self.block(body, dict(entry), [])
+
+    def fresh(self, definitions: list) -> bool:
+        """Whether none of `definitions`, nor anything they hold, may be a parameter's or a global's."""
+        roots = {self.same.find(d) for d in definitions}
+        pending = list(definitions)
+        while pending:
+            for element in self.elements(pending.pop()):
+                if self.same.find(element) not in roots:
+                    roots.add(self.same.find(element))
+                    pending.append(element)
+        return not any(self.same.find(d) in roots for d in self.origin_of)
 
     def size(self) -> tuple:
         roots = sum(1 for item in self.same.parent if self.same.find(item) == item)
@@ -230,6 +236,8 @@ class _Analysis:
         if isinstance(small, (cst.Return, cst.Raise)):
             if isinstance(small, cst.Return) and small.value is not None:
                 self.reads(statement, small.value, state, lambda name: True)
+                if self.returned is not None:
+                    self.returned += self.reaching_root(small.value, state)
             return None
         if isinstance(small, cst.Expr):
             carries = self.carries(small.value)
@@ -244,8 +252,10 @@ class _Analysis:
         before = state
         state = dict(state)
         definitions = [(id(statement), name) for name in names]
+        if id(statement) in self.user_calls and self.marking:
+            self.consent(statement, value, before, state)
         for name, definition in zip(names, definitions, strict=True):
-            state[name] = frozenset({(definition, None)})
+            state[name] = frozenset({(definition, _CLEAN)})
         if isinstance(target, cst.Tuple):
             if isinstance(value, cst.Name):
                 for position, (name, definition) in enumerate(zip(names, definitions, strict=True)):
@@ -261,94 +271,6 @@ class _Analysis:
         return state
 
     # -- how a value relates to the values it was made from ---------------------------------------
-    def relate(self, definition, value: cst.BaseExpression, state: dict) -> None:
-        """Record what `definition = value` may share with the definitions reaching it."""
-        if isinstance(value, cst.Name) or (
-            isinstance(value, cst.Attribute) and value.attr.value not in _STATIC_ATTRIBUTES
-        ):
-            for source in self.reaching_root(value, state):
-                self.same.union(definition, source)
-        elif isinstance(value, cst.Subscript):
-            position = _constant_position(value)
-            for whole in self.reaching_root(value.value, state):
-                self.element_of(definition, whole, position)
-        elif isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
-            elements = [e.value for e in value.elements]
-            parts = [self.reaching_root(e, state) for e in elements]
-            if not isinstance(value, cst.Dict):
-                self.displays[definition] = parts
-            for part in parts:
-                for element in part:
-                    self.contains.add((definition, element))
-        elif isinstance(value, cst.Call):
-            self.relate_call(definition, value, state)
-
-    def relate_call(self, definition, call: cst.Call, state: dict) -> None:
-        arguments = [d for a in call.args for d in self.reaching_root(a.value, state)]
-        callee = call.func
-        primitive = self.resolver.resolve(callee)
-        if primitive is not None:
-            if primitive in _VIEW_FUNCTIONS or (primitive is np.array and any(a.keyword for a in call.args)):
-                for argument in arguments:
-                    self.same.union(definition, argument)
-                return
-            if _fresh(primitive):
-                return
-        elif isinstance(callee, cst.Attribute) and _root(callee) is not None:  # x.method(...) of a local value
-            method = callee.attr.value
-            receiver = self.reaching_root(callee.value, state)
-            if method == "copy":  # an array's copy is new; a list's or a dict's holds the same elements
-                self.shallow.update((definition, original) for original in receiver)
-                return
-            if method in _FRESH_METHODS and not (method == "astype" and any(a.keyword for a in call.args)):
-                return
-            arguments += receiver
-        else:
-            arguments += self.reaching_root(callee, state)  # a function value: it may return what it holds
-        for argument in arguments:  # what cpsgrad cannot see into may return an argument or a part of one
-            self.element_of(definition, argument, None)
-
-    def element_of(self, definition, whole, position: int | None) -> None:
-        """`definition` is `whole[position]` (any element where `position` is None): one of the
-        display's elements, or, of anything else, a part (an array's view) or any element."""
-        parts = self.displays.get(whole)
-        if parts is not None and position is not None and -len(parts) <= position < len(parts):
-            for element in parts[position]:
-                self.same.union(definition, element)
-            return
-        if parts is None:
-            self.same.union(definition, whole)
-        for element in self.elements(whole):
-            self.same.union(definition, element)
-
-    def elements(self, whole, seen=None) -> set:
-        """The definitions a container (any definition the same as `whole`) may hold."""
-        root = self.same.find(whole)
-        seen = set() if seen is None else seen
-        if root in seen:
-            return set()
-        seen.add(root)
-        found = {e for c, e in self.contains if self.same.find(c) == root}
-        for copy, original in self.shallow:
-            if self.same.find(copy) == root:
-                found |= self.elements(original, seen)
-        return found
-
-    def reaching_root(self, node: cst.BaseExpression, state: dict) -> list:
-        """The definitions reaching the variable an atom or attribute read starts from."""
-        root = _root(node)
-        return [] if root is None or root in self.numbers else self.reaching(root, state)
-
-    def reaching(self, name: str, state: dict) -> list:
-        if name in state:
-            return [definition for definition, _ in state[name]]
-        if name in self.locals:
-            return []  # a local read before it is bound: Python raises
-        definition = (_GLOBAL, name)
-        self.origin_of[definition] = (_GLOBAL, name)
-        return [definition]
-
-    # -- writes ----------------------------------------------------------------------------------
     def write(self, statement, name: str, before: dict, state: dict) -> None:
         """`x = written(x, key, v)`: x after is x before, changed; every other name sharing the
         array, or holding it, is stale from here (until assigned again)."""
@@ -365,7 +287,7 @@ class _Analysis:
         active = name in self.active or any(
             isinstance(a.value, cst.Name) and a.value.value in self.active for a in written.args
         )
-        self.mark(state, {self.same.find(output)}, (id(statement), False, active), keep=output)
+        self.mark(state, {self.same.find(output)}, (id(statement), "write", active), keep=output)
 
     def update(self, statement, name: str, before: dict, state: dict) -> None:
         """`x = x op y` for `x op= y`: x's new array is its own; the names sharing its old one
@@ -374,7 +296,7 @@ class _Analysis:
         self.old[id(statement)] = old
         if self.marking and old:
             roots = {self.same.find(d) for d in old}
-            self.mark(state, roots, (id(statement), True, True), keep=(id(statement), name))
+            self.mark(state, roots, (id(statement), "update", True), keep=(id(statement), name))
 
     def mark(self, state: dict, same: set, mark, keep) -> None:
         """Mark stale, in `state`, every definition the same as the written array (roots `same`)
@@ -394,8 +316,27 @@ class _Analysis:
                     changed = True
         for other, definitions in list(state.items()):
             state[other] = frozenset(
-                (d, mark if d != keep and self.same.find(d) in stale else marked) for d, marked in definitions
+                (d, marks | {mark} if d != keep and self.same.find(d) in stale else marks) for d, marks in definitions
             )
+
+    def consent(self, statement, call: cst.Call, before: dict, state: dict) -> None:
+        """A call of a user function, which may write into the arrays it is given (it is checked when
+        it runs, runtime/dispatch.py): an argument may be written into where it is the function's
+        own array and nothing reads it, or a name sharing it, differentiably after the call."""
+        arguments = [a for a in call.args if a.keyword is None] + [a for a in call.args if a.keyword is not None]
+        consumable = []
+        for position, argument in enumerate(arguments):
+            name = argument.value.value if isinstance(argument.value, cst.Name) else None
+            if name is None or name in self.numbers or name not in self.locals:
+                consumable.append(name is not None and name in self.numbers)
+                continue
+            old = self.reaching(name, before)
+            roots = {self.same.find(d) for d in old}
+            owned = not any(self.same.find(d) in roots for d in self.origin_of)
+            consumable.append(owned)
+            if owned:
+                self.mark(state, roots, (id(statement), ("call", position), True), keep=None)
+        self.normalized.consumable[id(statement)] = tuple(consumable)
 
     def reads(self, statement, node: cst.CSTNode, state: dict, differentiable) -> None:
         """In pass 2, refuse a differentiable read of a name a write made stale (`differentiable`:
@@ -405,14 +346,19 @@ class _Analysis:
         if isinstance(node, cst.Attribute) and node.attr.value in _STATIC_ATTRIBUTES:
             return  # x.shape: a write never changes it
         for name in syntax.variables_read(node):
-            for definition, stale in state.get(name, ()):
-                if stale is None:
-                    continue
-                writer, update, active = stale
-                if update:  # an `x op= y` computed as a new array: any later read of the old one differs
-                    self.stale_updates.setdefault(writer, self.shared(name, definition))
-                elif active and differentiable(name):
-                    self.refuse_stale(statement, name, writer)
+            for definition, marks in state.get(name, ()):
+                for writer, kind, active in marks:
+                    if kind == "update":  # an `x op= y` computed as a new array: any later read of the old one differs
+                        self.stale_updates.setdefault(writer, self.shared(name, definition))
+                    elif kind == "write":
+                        if active and differentiable(name):
+                            self.refuse_stale(statement, name, writer)
+                    elif differentiable(name):  # read after a call that may have written into it
+                        consumable = self.normalized.consumable.get(writer)
+                        if consumable is not None and consumable[kind[1]]:
+                            self.normalized.consumable[writer] = (
+                                *consumable[: kind[1]], False, *consumable[kind[1] + 1 :]
+                            )
 
     def carries(self, value: cst.BaseExpression) -> bool:
         """Whether a call made for its effect may carry a gradient (not a library function's)."""
@@ -422,20 +368,26 @@ class _Analysis:
         return primitive is None or not _fresh(primitive)
 
     def foreign(self, definitions: list) -> str | None:
-        """Why the array of `definitions` is not the function's own, or None."""
+        """Why the array of `definitions` is not the function's own (a global's, a free
+        variable's), or None; the parameters it may be are added to `written_parameters`."""
         roots = {self.same.find(d) for d in definitions}
         for definition, (kind, owner) in self.origin_of.items():
             if self.same.find(definition) in roots:
                 if kind == _PARAMETER:
-                    return (
-                        f"the array is the parameter {owner}'s (or a part of it): the caller's, which cpsgrad does "
-                        f"not write into yet; copy it first ({owner} = {owner}.copy()) and write into the copy"
-                    )
+                    self.parameters_written.add(owner)
+                    continue
                 return (
                     f"the array is the global or free variable {owner}'s (or a part of it); copy it into a local "
                     "array first and write into that"
                 )
         return None
+
+    def parameters_of(self, definitions: list) -> set[str]:
+        """The parameters whose arrays `definitions` may be."""
+        roots = {self.same.find(d) for d in definitions}
+        return {
+            owner for d, (kind, owner) in self.origin_of.items() if kind == _PARAMETER and self.same.find(d) in roots
+        }
 
     def shared(self, name: str, definition) -> str:
         statement = self.statements.get(definition[0]) if isinstance(definition[0], int) else None
@@ -455,30 +407,14 @@ class _Analysis:
             f"the array before writing into it (.copy())",
         )
 
+    def returns_fresh(self, function) -> bool:
+        """Whether a user function's results never share an array with its parameters or globals
+        (its own analysis; `advect(f, vx, vy)` returning `np.reshape(flat, ...)` of new values):
+        then its result is new, as a numpy function's."""
+        return returns_fresh(function)
+
     def fail(self, statement, construct: str, why: str) -> None:
         raise UnsupportedError(self.normalized.location(statement), construct, why)
-
-
-def _constant_position(value: cst.Subscript) -> int | None:
-    """`t[1]`, `t[-1]`: the constant position a subscript reads, else None."""
-    if len(value.slice) != 1 or not isinstance(value.slice[0].slice, cst.Index):
-        return None
-    literal = syntax.literal_value(value.slice[0].slice.value)
-    return literal if type(literal) is int else None
-
-
-def _fresh(primitive) -> bool:
-    """Whether a library function's result is a new value (numpy, scipy, math, operators, len, ...)."""
-    if primitive in _FRESH_BUILTINS or isinstance(primitive, np.ufunc):
-        return True
-    module = getattr(primitive, "__module__", None) or ""
-    return callable(primitive) and module.startswith(_FRESH_MODULES)
-
-
-def _root(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
 
 
 def _join(a: dict | None, b: dict | None) -> dict | None:
@@ -490,3 +426,37 @@ def _join(a: dict | None, b: dict | None) -> dict | None:
     for name, definitions in b.items():
         joined[name] = joined.get(name, frozenset()) | definitions
     return joined
+
+
+_FRESH_RESULTS: dict = {}  # code object -> whether the function's results are always new
+_ANALYSING: set = set()
+
+
+def returns_fresh(function) -> bool:
+    """Whether every value `function` returns is new (shares no array with its parameters, its
+    globals or free variables, or their elements): then its result aliases none of a caller's
+    values. Recursion, or anything that cannot be read or normalized, counts as not new."""
+    if not isinstance(function, types.FunctionType):
+        return False
+    code = function.__code__
+    known = _FRESH_RESULTS.get(code)
+    if known is not None:
+        return known
+    if code in _ANALYSING:
+        return False
+    _ANALYSING.add(code)
+    try:
+        read = source.read(function)
+        normalized = normalize.normalize(read)
+        assigned = {n for _, _, names in _assignments(normalized.definition.body.body) for n in names}
+        resolver = Resolver(function, set(normalized.parameters) | assigned)
+        analysis = _Analysis(normalized, set(), set(), resolver, set())
+        analysis.returned = []
+        analysis.run_relations(normalized.definition.body.body)
+        fresh = analysis.fresh(analysis.returned)
+    except Exception:  # noqa: BLE001  (unreadable, refused, ...: not known to be new)
+        fresh = False
+    finally:
+        _ANALYSING.discard(code)
+    _FRESH_RESULTS[code] = fresh
+    return fresh

@@ -128,6 +128,7 @@ class Site:
     active: tuple[int, ...]  # which arguments (positional, then keywords) are differentiable
     kinds: tuple[str, ...]  # per argument, what the caller knows of it (transforms.kinds)
     callee_active: bool = False  # the called value is differentiable (a closure over active values)
+    consumable: tuple[bool, ...] = ()  # per argument: the callee may write into it (transforms/aliasing.py)
 
     @property
     def call(self) -> cst.Call:

@@ -68,6 +68,8 @@ class Normalized:
     # ...), resolved as Resolver.bindings: the program holds while each names the same object
     bindings: dict = field(default_factory=dict)
     in_place: dict = field(default_factory=dict)  # id(`x = x op y` of `x op= y`) -> why not plain (aliasing.py)
+    written_parameters: tuple = ()  # the parameters whose arrays it writes into (aliasing.py)
+    consumable: dict = field(default_factory=dict)  # id(user call) -> per argument: may be written into
 
     def location(self, statement: cst.CSTNode):
         return self.source.location(self.origins.get(id(statement)))

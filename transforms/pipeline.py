@@ -69,6 +69,7 @@ class Transformed:
     # read from the disk cache (transforms/persisted.py): `sites` is empty (`show` runs the
     # passes for them), the function's other stages are made by the passes when asked for
     loaded: bool = False
+    written: tuple[int, ...] = ()  # the parameters whose arrays it writes into (their positions; aliasing.py)
 
     @cached_property
     def positions(self) -> tuple[int, ...]:
@@ -178,7 +179,7 @@ def default_kinds(function) -> tuple[str, ...]:
 def cached(
     function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...], every_parameter: bool = False
 ) -> Transformed | None:
-    """The cached transform, if the function's code, the rule table and its number globals hold."""
+    """The cached transform, if its code, the rule table and its number globals hold."""
     entry = _CACHE.get(_cache_key(function, every_parameter), {}).get((argnums, argument_kinds, every_parameter))
     if entry is not None and entry.code is function.__code__ and entry.holds():
         return entry
@@ -226,10 +227,12 @@ def _front(
     if subscripts.rewrite(normalized, active, resolver):  # differentiable indices: np.r_[x, y], obj[v]
         active = activity.active_names(normalized.definition, set(differentiated), resolver)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
-    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
     parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))
     numbers, sequences = kinds.number_variables(normalized.definition, parameter_kinds, resolver)
-    aliasing.check(normalized, active, numbers, resolver)  # writes in place: refused where unsound
+    if aliasing.check(normalized, active, numbers, resolver, user_calls):  # writes: refused where unsound
+        active = activity.active_names(normalized.definition, set(differentiated), resolver)  # x op= y rewritten
+        user_calls = calls.user_calls(normalized.definition, active, resolver)
+    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
     sites = [_site(call, normalized, resolver, active, numbers, sequences) for call in program.calls]
     return _Front(read, normalized, differentiated, resolver, program, numbers, sites)
 
@@ -254,6 +257,7 @@ def _site(
         tuple(i for i, a in enumerate(arguments) if isinstance(a.value, cst.Name) and a.value.value in active),
         tuple(kinds.atom_kind(a.value, numbers, sequences, resolver) for a in arguments),
         isinstance(value.func, cst.Name) and value.func.value in active,
+        normalized.consumable.get(id(call.statement), ()),
     )
 
 
@@ -432,7 +436,8 @@ def _run(
     assumed = tuple(sorted(front.resolver.assumed))
     borrowers = tuple(sorted(generator.borrowers.values()))
     COUNTS["transformed"] += 1
-    if not read.captured and not front.normalized.definitions:  # nested definitions: not stored (persisted.py)
+    consents = front.normalized.written_parameters or any(any(site.consumable) for site in front.sites)
+    if not read.captured and not front.normalized.definitions and not consents:  # nested defs, writes' consents
         COUNTS["stored"] += persisted.store(
             read, argnums, argument_kinds, every_parameter, final, module, filename, wrapper, entry, free,
             generator.namespace, front.sites, front.resolver.bindings, front.normalized.parameters,
@@ -445,6 +450,7 @@ def _run(
         binding_guard(read.function, front.resolver.bindings),
         _holds(read.function, front.resolver.bindings, assumed),
         origins,
+        written=tuple(front.normalized.parameters.index(p) for p in front.normalized.written_parameters),
     )
 
 

@@ -16,9 +16,10 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.transforms import syntax
+from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
-WRITERS = ("written", "copied_into")  # the runtime functions a write statement calls
+WRITERS = ("written", "copied_into", "updated")  # the runtime functions a write statement calls
 
 
 def is_write(value: cst.BaseExpression) -> bool:
@@ -30,7 +31,7 @@ _DOTTED = frozenset(f"{RUNTIME}.{name}" for name in WRITERS)
 
 
 def write_parts(value: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression, cst.BaseExpression]:
-    """(target, key, value) of a write call; `copied_into(x, v)` writes `x[...]`."""
+    """(target, key, value) of a write call; `copied_into(x, v)` and `updated(x, v)` write `x[...]`."""
     arguments = [a.value for a in value.args]
     if len(arguments) == 2:
         return arguments[0], cst.Ellipsis(), arguments[1]
@@ -184,3 +185,56 @@ def _refuse(normalizer, node: cst.Call, call: str, target: str) -> None:
         f"{target}.sort(), np.copyto({target}, v) or out={target}; write it one of those ways, or compute a new "
         "array",
     )
+
+
+# -- `x op= y` into a parameter's array: in place, as numpy does -----------------------------------
+
+
+def rewrite_updates(normalized, updates: set[int]) -> bool:
+    """Rewrite each core `x = x op y` of a user's `x op= y` in `updates` (by id: transforms/
+    aliasing.py found x's array is the caller's) into `t = x op y; x = cpsgrad_runtime.updated(x, t)`:
+    an array changed in place (the caller sees it, as in Python), a number rebound. Whether it changed."""
+    if not updates:
+        return False
+    rewriter = _Updates(normalized, updates)
+    definition = normalized.definition.visit(rewriter)
+    normalized.superseded.append(normalized.definition)  # its statements' ids stay theirs (origins)
+    normalized.definition = definition
+    return True
+
+
+class _Updates(cst.CSTTransformer):
+    def __init__(self, normalized, updates: set[int]):
+        self.normalized = normalized
+        self.updates = updates
+        self.namer = Namer(names_in(normalized.definition))
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = []
+        for before, statement in zip(original.body, updated.body, strict=True):
+            if id(before) not in self.updates:
+                body.append(statement)
+                continue
+            small = statement.body[0]
+            origin = self.normalized.origins.get(id(before))
+            temporary = self.namer.temporary()
+            computed = syntax.assign(temporary, small.value)
+            name = small.targets[0].target.value
+            call = cst.Call(
+                cst.Attribute(cst.Name(RUNTIME), cst.Name("updated")), [cst.Arg(cst.Name(name)), cst.Arg(cst.Name(temporary))]
+            )
+            written = syntax.assign(name, call)
+            for new in (computed, written):
+                self.normalized.origins[id(new)] = origin
+            body += [computed, written]
+        return updated.with_changes(body=body)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        result = super().on_leave(original, updated)
+        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt if or while keeps its way back
+            origins, labels = self.normalized.origins, self.normalized.loop_labels
+            if id(original) in origins:
+                origins[id(result)] = origins[id(original)]
+            if id(original) in labels:
+                labels[id(result)] = labels[id(original)]
+        return result

@@ -28,7 +28,7 @@ import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice, public_name
-from cpsgrad.runtime import starred, targets
+from cpsgrad.runtime import starred, targets, writes
 from cpsgrad.runtime.adapters import _ADAPTER_FILE, _adapter, _constructor, _describe
 from cpsgrad.runtime.closures import DEFINITIONS, environment_adjoint, partial_adjoint
 from cpsgrad.runtime.fixed_arity import _dispatcher, _invoker, key_of
@@ -158,10 +158,11 @@ class CallSite:
     `site.call(callee, k, *arguments, **keywords)`, which returns what `k` returned, then the
     adjoints of the differentiable arguments in the call's order."""
 
-    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active", "nested")
+    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active", "nested", "consumable")
 
-    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...], callee_active: bool = False):
+    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...], callee_active: bool = False, consumable: tuple[bool, ...] = ()):
         self.label = label  # the callee as the call names it, for messages
+        self.consumable = consumable  # per argument: whether the callee may write into it (transforms/aliasing.py)
         self.location = location
         self.active = active  # which arguments (positional, then keywords) are differentiable
         self.keywords = keywords
@@ -310,12 +311,15 @@ class CallSite:
             if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
                 raise
             raise type(error)(self.location, f"call of {self.label}", error.advice) from None
+        if made.written:  # it writes into the arrays of some of its parameters: the caller must allow it
+            writes.consent(self, found, made)
         if made.guard is not None:  # the plan holds while every program's names do
             earlier = found.guard
             found.guard = made.guard if earlier is None or earlier is made.guard else _both(earlier, made.guard)
+        program = writes.refusing_shared(made.program, made.written, self.location, self.label) if made.written else made.program
         if ANY not in argument_kinds:  # only arrays are lent: nothing to claim or void
-            return made.program
-        return loan_entry(made.program, len(argument_kinds), bool(made.borrowers))
+            return program
+        return loan_entry(program, len(argument_kinds), bool(made.borrowers))
 
     def target(self, callee, positional: int) -> targets.Target:
         """What a called value runs, or a clear error."""

@@ -19,11 +19,11 @@ from cpsgrad.runtime.starred import spread, spread_adjoint
 SPREAD_LABEL = "cpsgrad_runtime.spread"
 
 
-def site(label: str, location, active: tuple, positional: int, keywords: tuple, callee_active: bool):
+def site(label: str, location, active: tuple, positional: int, keywords: tuple, callee_active: bool, consumable=()):
     """The dispatcher of a call site: a `SpreadSite` for `cpsgrad_runtime.spread(...)`."""
     if label == SPREAD_LABEL:
         return SpreadSite(location, active, positional)
-    return dispatch.CallSite(label, location, active, positional, keywords, callee_active)
+    return dispatch.CallSite(label, location, active, positional, keywords, callee_active, consumable)
 
 
 class SpreadSite:

@@ -86,6 +86,43 @@ def copied_into(target, value):
     return target
 
 
+def updated(target, value):
+    """`x op= y` into an array the caller shares, as numpy runs it: `x` changed in place to `value`
+    (`x op y`, cast as numpy's in-place operators cast: 'same_kind'), and `x` itself returned; a
+    number (or any value that is not an array) is rebound to `value` as Python rebinds it."""
+    if type(target) is _ndarray:
+        np.copyto(target, value, casting="same_kind")
+        return target
+    return value
+
+
+def overwritten_update(target):
+    """What `updated(target, ...)` is about to overwrite: all of an array; nothing of a number."""
+    if type(target) is _ndarray:
+        written_now = getattr(_books, "written", None)
+        if written_now is not None:
+            written_now.setdefault(id(target), target)
+        return target.copy()
+    return None
+
+
+def restore_update(target, saved) -> None:
+    if saved is not None:
+        target[...] = saved
+
+
+def update_adjoint(adjoint, target, value):
+    """The adjoint of `value` in `updated(target, value)`: all of the target's (it was overwritten
+    whole; the target's old value reaches `value` through `x op y`'s own backward)."""
+    if is_zero(adjoint):
+        return 0.0
+    if type(target) is _ndarray:
+        if target.dtype.kind not in "fc":
+            return 0.0
+        return unbroadcast(adjoint.copy() if type(adjoint) is _ndarray else adjoint, value)
+    return adjoint
+
+
 def overwritten(target, key):
     """A copy of what `target[key] = ...` is about to overwrite (only that part)."""
     written_now = getattr(_books, "written", None)
@@ -182,3 +219,85 @@ def _shaped_like(part, value):
         reduced = unbroadcast(part, np.zeros(np.shape(value)))
         return SequenceAdjoint(_shaped_like(reduced[position], element) for position, element in enumerate(value))
     return unbroadcast(part, value)
+
+
+# -- writes into the arrays of parameters: the caller's consent ----------------------------------
+
+
+def consent(site, found, made) -> None:
+    """A callee that writes into its parameters' arrays (`made.written`), called at `site` with
+    the binding `found` (runtime/dispatch.py): each such parameter must receive an argument of the
+    call that the caller lets it write into (transforms/aliasing.py: the caller's own array, which
+    nothing reads differentiably after the call); a captured value, a bound instance, a partial's
+    argument or a default is never written into."""
+    for position in made.written:
+        name = made.parameters[position]
+        argument = _argument_of(found, position, len(site.keywords))
+        if argument is not None and argument < len(site.consumable) and site.consumable[argument]:
+            continue
+        what = "is read again after the call (or shares its array with a name that is), or is the caller's argument"
+        if argument is None:
+            what = "is not an argument of the call (a captured value, the instance, a partial's argument, a default)"
+        raise UnsupportedError(
+            site.location,
+            f"call of {site.label}",
+            f"{found.function.__qualname__} writes into the array of its parameter {name}, and what this call "
+            f"passes for it {what}; cpsgrad cannot follow that write through the caller's gradient: pass a copy "
+            f"(.copy()), or let the function return the new array",
+        )
+
+
+def _argument_of(found, position: int, keywords: int) -> int | None:
+    """The call's argument (positional, then keywords) bound to parameter `position`, or None."""
+    index = found.order[position] - found.captured
+    if position < found.captured or index < found.prefix:
+        return None
+    index -= found.prefix
+    return index if index < found.positional + keywords else None
+
+
+def refusing_shared(program, written: tuple[int, ...], location, label: str):
+    """`program`, refusing a call where an array it writes into is also another of its arguments
+    (`h(a, a)`, a view of one passed beside it): that argument would see the write."""
+    count = program.__code__.co_argcount - 1  # the parameters, then the continuation
+    names = ", ".join(f"a{i}" for i in range(count))
+    text = f"def checked({names}, k):\n    check(({names}{',' if count == 1 else ''}))\n    return program({names}, k)\n"
+
+    def check(arguments: tuple) -> None:
+        shared = _shared_pair(arguments, written)
+        if shared is not None:
+            raise UnsupportedError(
+                location,
+                f"call of {label}",
+                f"the array of parameter {shared[0] + 1} is written into and is also passed as argument {shared[1] + 1} "
+                "(or shares memory with it), which would see the write; pass a copy (.copy())",
+            )
+
+    namespace = {"check": check, "program": program}
+    exec(compile(text, "<cpsgrad checked write>", "exec"), namespace)  # a fixed-arity call: no C frame
+    return namespace["checked"]
+
+
+def check_unshared(arguments: tuple, written: tuple[int, ...], function) -> None:
+    """At the top level: an argument written into must not be another argument, or share memory with one."""
+    shared = _shared_pair(arguments, written)
+    if shared is not None:
+        raise UnsupportedError(
+            None,
+            f"call of {function.__qualname__}",
+            f"it writes into the array of its parameter {shared[0] + 1}, which is also passed as argument "
+            f"{shared[1] + 1} (or shares memory with it); pass a copy (.copy())",
+        )
+
+
+def _shared_pair(arguments: tuple, written: tuple[int, ...]):
+    for position in written:
+        value = arguments[position]
+        for other, candidate in enumerate(arguments):
+            if other == position:
+                continue
+            if candidate is value or (
+                type(value) is _ndarray and type(candidate) is _ndarray and np.may_share_memory(value, candidate)
+            ):
+                return position, other
+    return None

@@ -67,9 +67,12 @@ def uses_dict_unpacking(x):
     return table["a"]
 
 
-def writes_into_parameter(x):
-    x[0] = 2.0
-    return x[0]
+BUFFER = [0.0]
+
+
+def writes_into_a_global(x):
+    BUFFER[0] = x
+    return x
 
 
 def writes_through_an_element(x):
@@ -114,7 +117,7 @@ REJECTED = {
     "uses_del": ("del statement", 2),
     "uses_import": ("import statement", 1),
     "uses_dict_unpacking": ("dict display with **", 1),
-    "writes_into_parameter": ("assignment into an element of an argument or a global", 1),
+    "writes_into_a_global": ("assignment into an element of a global or free variable", 1),
     "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),
     "uses_class": ("class definition", 1),

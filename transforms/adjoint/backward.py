@@ -55,10 +55,19 @@ class Backward:
         """Restore what the write overwrote; the written value's adjoint is the target's there
         (read first), and the target's before the write is the one after with that part dropped."""
         target = cst.Name(record.target)
-        restore = runtime_call("restore", target, record.key, cst.Name(record.saved))
+        if record.update:
+            restore = runtime_call("restore_update", target, cst.Name(record.saved))
+        else:
+            restore = runtime_call("restore", target, record.key, cst.Name(record.saved))
         lines.append(f"{pad}{syntax.code(restore)}")
         output = defined.get(self.adjoint(record.target))
         if output is None:
+            return
+        if record.update:  # all of x overwritten: its old value reaches v through `x op y`'s backward
+            source = record.source(record.value)
+            if source is not None:
+                contribution = runtime_call("update_adjoint", cst.Name(output), target, record.value)
+                self.accumulate(source, contribution, defined, pad, lines)
             return
         source = record.source(record.value)
         if source is not None:

@@ -83,13 +83,15 @@ class Forward:
                 adjoints[atom.value] = source
         version = self.new_version(frame, variable)
         saved = self.namer.fresh(naming.overwritten(version))
-        lines.append(f"{pad}{saved} = {syntax.code(runtime_call('overwritten', container, key))}")
+        update = syntax.dotted_name(value.func) == f"{RUNTIME}.updated"
+        saving = runtime_call("overwritten_update", container) if update else runtime_call("overwritten", container, key)
+        lines.append(f"{pad}{saved} = {syntax.code(saving)}")
         lines.append(f"{pad}{version} = {syntax.code(value)}")
         location = self.normalized.location(statement)
         records.append(
             Write(
                 version, adjoints, range(first, len(lines)), location,
-                container=container, key=key, value=written, saved=saved,
+                container=container, key=key, value=written, saved=saved, update=update,
             )
         )
 

@@ -72,7 +72,8 @@ class Generator(Versions, Forward, InactiveIf, Tails, Guards, UserCalls, Fusion,
         self.containers = _container_names(program.normalized.definition, resolver)
         for site in sites:  # each call of a user function runs through its dispatcher
             self.namespace[naming.call_site(site.label)] = spread_sites.site(
-                site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active
+                site.callee_code, site.location, site.active, site.positional, site.keywords, site.callee_active,
+                site.consumable,
             ).call
 
     def _adjoint_suffix(self) -> str:

@@ -91,6 +91,7 @@ class Write(Record):
     key: cst.BaseExpression | None = None
     value: cst.BaseExpression | None = None
     saved: str = ""
+    update: bool = False  # `updated(x, v)` of `x op= y` into a caller's array: all of x, or a number rebound
 
 
 @dataclass

@@ -1,0 +1,175 @@
+"""What a value may share with the values it was made from: the relations the aliasing
+analysis (transforms/aliasing.py) keeps between definitions.
+
+`same`: definitions that may be the same array or overlap in memory (a name copy, a subscript,
+an attribute, a view function or method, a call cpsgrad cannot see into: its result may be an
+argument); `contains`: a tuple, list or dict holding a value; `shallow`: a container's `.copy()`,
+which holds the original's elements. numpy's functions, operators and an array's `.copy()` make
+new values; numbers share nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+import numpy as np
+
+from cpsgrad.transforms import syntax
+
+# numpy functions and array methods whose result may share memory with an argument
+_VIEW_FUNCTIONS = {
+    getattr(np, name)
+    for name in (
+        "reshape ravel transpose swapaxes moveaxis rollaxis squeeze expand_dims broadcast_to broadcast_arrays "
+        "asarray asanyarray ascontiguousarray asfortranarray asarray_chkfinite require atleast_1d atleast_2d "
+        "atleast_3d diagonal diag split array_split hsplit vsplit dsplit flip fliplr flipud rot90 real imag "
+        "matrix_transpose permute_dims unstack"
+    ).split()
+    if hasattr(np, name)
+} | {np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view}
+_FRESH_METHODS = frozenset(
+    "sum mean max min prod std var cumsum cumprod dot round clip argmax argmin argsort nonzero any all trace "
+    "flatten tolist item conj conjugate repeat take compress searchsorted astype tobytes count index ptp".split()
+)
+_FRESH_BUILTINS = {
+    getattr(builtins, name)
+    for name in "len abs float int round sum range isinstance print bool str repr divmod pow hash id format".split()
+}
+_FRESH_MODULES = ("numpy", "scipy", "math", "cpsgrad.nn", "_operator", "operator")
+_STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})  # not changed by a write
+_GLOBAL = "global"
+
+
+class Sets:
+    """Union-find over definitions (hashable keys)."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, item):
+        parent = self.parent.setdefault(item, item)
+        if parent != item:
+            parent = self.parent[item] = self.find(parent)
+        return parent
+
+    def union(self, a, b) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+
+
+class Sharing:
+    """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`,
+    `numbers`, `locals`, `origin_of`, `resolver`, `fresh_callee`)."""
+
+    def relate(self, definition, value: cst.BaseExpression, state: dict) -> None:
+        """Record what `definition = value` may share with the definitions reaching it."""
+        if isinstance(value, cst.Name) or (
+            isinstance(value, cst.Attribute) and value.attr.value not in _STATIC_ATTRIBUTES
+        ):
+            for source in self.reaching_root(value, state):
+                self.same.union(definition, source)
+        elif isinstance(value, cst.Subscript):
+            position = _constant_position(value)
+            for whole in self.reaching_root(value.value, state):
+                self.element_of(definition, whole, position)
+        elif isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
+            elements = [e.value for e in value.elements]
+            parts = [self.reaching_root(e, state) for e in elements]
+            if not isinstance(value, cst.Dict):
+                self.displays[definition] = parts
+            for part in parts:
+                for element in part:
+                    self.contains.add((definition, element))
+        elif isinstance(value, cst.Call):
+            self.relate_call(definition, value, state)
+
+    def relate_call(self, definition, call: cst.Call, state: dict) -> None:
+        arguments = [d for a in call.args for d in self.reaching_root(a.value, state)]
+        callee = call.func
+        primitive = self.resolver.resolve(callee)
+        if primitive is not None:
+            if primitive in _VIEW_FUNCTIONS or (primitive is np.array and any(a.keyword for a in call.args)):
+                for argument in arguments:
+                    self.same.union(definition, argument)
+                return
+            if _fresh(primitive) or self.returns_fresh(primitive):
+                return
+        elif isinstance(callee, cst.Attribute) and _root(callee) is not None:  # x.method(...) of a local value
+            method = callee.attr.value
+            receiver = self.reaching_root(callee.value, state)
+            if method == "copy":  # an array's copy is new; a list's or a dict's holds the same elements
+                self.shallow.update((definition, original) for original in receiver)
+                return
+            if method in _FRESH_METHODS and not (method == "astype" and any(a.keyword for a in call.args)):
+                return
+            arguments += receiver
+        else:
+            arguments += self.reaching_root(callee, state)  # a function value: it may return what it holds
+        for argument in arguments:  # what cpsgrad cannot see into may return an argument or a part of one
+            self.element_of(definition, argument, None)
+
+    def element_of(self, definition, whole, position: int | None) -> None:
+        """`definition` is `whole[position]` (any element where `position` is None): one of the
+        display's elements, or, of anything else, a part (an array's view) or any element."""
+        parts = self.displays.get(whole)
+        if parts is not None and position is not None and -len(parts) <= position < len(parts):
+            for element in parts[position]:
+                self.same.union(definition, element)
+            return
+        if parts is None:
+            self.same.union(definition, whole)
+        for element in self.elements(whole):
+            self.same.union(definition, element)
+
+    def elements(self, whole, seen=None) -> set:
+        """The definitions a container (any definition the same as `whole`) may hold."""
+        root = self.same.find(whole)
+        seen = set() if seen is None else seen
+        if root in seen:
+            return set()
+        seen.add(root)
+        found = {e for c, e in self.contains if self.same.find(c) == root}
+        for copy, original in self.shallow:
+            if self.same.find(copy) == root:
+                found |= self.elements(original, seen)
+        return found
+
+    def reaching_root(self, node: cst.BaseExpression, state: dict) -> list:
+        """The definitions reaching the variable an atom or attribute read starts from."""
+        root = _root(node)
+        return [] if root is None or root in self.numbers else self.reaching(root, state)
+
+    def reaching(self, name: str, state: dict) -> list:
+        if name in state:
+            return [definition for definition, _ in state[name]]
+        if name in self.locals:
+            return []  # a local read before it is bound: Python raises
+        definition = (_GLOBAL, name)
+        self.origin_of[definition] = (_GLOBAL, name)
+        return [definition]
+
+    # -- writes ----------------------------------------------------------------------------------
+
+def _constant_position(value: cst.Subscript) -> int | None:
+    """`t[1]`, `t[-1]`: the constant position a subscript reads, else None."""
+    if len(value.slice) != 1 or not isinstance(value.slice[0].slice, cst.Index):
+        return None
+    literal = syntax.literal_value(value.slice[0].slice.value)
+    return literal if type(literal) is int else None
+
+
+def _fresh(primitive) -> bool:
+    """Whether a library function's result is a new value (numpy, scipy, math, operators, len, ...)."""
+    if primitive in _FRESH_BUILTINS or isinstance(primitive, np.ufunc):
+        return True
+    module = getattr(primitive, "__module__", None) or ""
+    return callable(primitive) and module.startswith(_FRESH_MODULES)
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
