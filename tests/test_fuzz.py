@@ -75,7 +75,7 @@ def test_the_run_time_refusal_of_augmented_assignment_is_located():
     assert outcome == "refused: UnsupportedError (a1 += x (an array))"
     with pytest.raises(UnsupportedError) as raised:
         cpsgrad.grad(cases.augmented_assignment_on_an_array)(1.0, y)
-    assert raised.value.location.line == inspect.getsourcelines(cases.augmented_assignment_on_an_array)[1] + 2
+    assert raised.value.location.line == inspect.getsourcelines(cases.augmented_assignment_on_an_array)[1] + 3
 
 
 def test_raise_from_keeps_its_cause():

@@ -81,8 +81,7 @@ class Transformed:
 
 
 class _Stages(dict):
-    """A program's text at each stage: the final text, and the earlier stages rendered when first
-    asked for (`show`, tests): most programs are only run, and rendering is a pass of its own."""
+    """A program's text per stage: the final one, and the earlier ones rendered when first asked for."""
 
     def __init__(self, final: str, **renderers: Callable[[], str]):
         super().__init__(final=final)

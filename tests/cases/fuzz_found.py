@@ -108,9 +108,10 @@ def maybe_unbound_in_an_untaken_branch(x, y):
 
 
 def augmented_assignment_on_an_array(x, y):
-    a1 = y
+    a1 = y * 1.0
+    b = a1  # b shares a1's array and is read after a1 changes: refused when it runs
     a1 += x
-    return float(np.sum(a1))
+    return float(np.sum(a1 * b))
 
 
 def raise_from_a_number(x, n):

@@ -77,6 +77,11 @@ class Backward:
         if source is not None:
             contribution = runtime_call("overwritten_adjoint", cst.Name(output), target, record.key)
             self.accumulate(source, contribution, defined, pad, lines)
+            if output == self.adjoint(record.target) and defined.get(output) == output:
+                # the target's adjoint is the one before the write's now, maybe the same array: let go
+                # of this name, so that later contributions add into it in place (a fill loop is O(n))
+                lines.append(f"{pad}del {output}")
+                del defined[output]
 
     def copy_backward(self, record: Copy, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         source = record.source(record.value)
