@@ -70,6 +70,25 @@ def construct(kind, positional, keywords, names):
     keywords_d += cpsgrad_runtime.constructed_keywords(kind, names, y_d)
 
 
+# ---- `+` and `*` on tuples and lists (runtime/sequences.py: what the operator did is read when it runs) ----
+
+
+@rule(cpsgrad_runtime.concatenation)
+def concatenation(x, y):
+    z = cpsgrad_runtime.concatenation(x, y)
+    z_d = yield z
+    x_d += cpsgrad_runtime.summand_adjoint(z_d, x, y, False)
+    y_d += cpsgrad_runtime.summand_adjoint(z_d, x, y, True)
+
+
+@rule(cpsgrad_runtime.repetition)
+def repetition(x, y):
+    z = cpsgrad_runtime.repetition(x, y)
+    z_d = yield z
+    x_d += cpsgrad_runtime.factor_adjoint(z_d, x, y, False)
+    y_d += cpsgrad_runtime.factor_adjoint(z_d, y, x, True)
+
+
 # ---- unpacking with * (transforms/starred.py) ----------------------------------------------------
 
 

@@ -112,6 +112,13 @@ from cpsgrad.runtime.reductions import (
     picked_log_softmax_adjoint,
     softmax_adjoint,
 )
+from cpsgrad.runtime.sequences import (
+    concatenation,
+    factor_adjoint,
+    merged_adjoint,
+    repetition,
+    summand_adjoint,
+)
 from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
 from cpsgrad.runtime.writes import (
     close_writes,
@@ -126,6 +133,11 @@ from cpsgrad.runtime.writes import (
 )
 
 __all__ = [
+    "concatenation",
+    "factor_adjoint",
+    "merged_adjoint",
+    "repetition",
+    "summand_adjoint",
     "joined",
     "joined_adjoint",
     "joined_tuple",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
+from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
 from cpsgrad.transforms import calls, effects, naming, starred, syntax, writes
@@ -125,6 +126,14 @@ class Forward:
         if isinstance(value, cst.BinaryOperation) and any(
             self.owner(a, frame) in self.containers for a in (value.left, value.right)
         ):
+            primitive = _SEQUENCE_OPERATORS.get(type(value.operator))  # runtime/sequences.py decides when it runs
+            if primitive is not None:
+                record = self.rule_record(
+                    statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {}
+                )
+                if record is not None:
+                    record.adjoints = adjoints
+                return record
             self.fail(
                 statement,
                 f"operator {syntax.code(value.operator).strip()} on a sequence",
@@ -236,6 +245,8 @@ class Forward:
     def fail(self, statement, construct: str, advice: str, error=UnsupportedError):
         raise error(self.normalized.location(statement), construct, advice)
 
+
+_SEQUENCE_OPERATORS = {cst.Add: runtime.concatenation, cst.Multiply: runtime.repetition}
 
 _METHOD_ADVICE = (
     "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and append and pop of a list "

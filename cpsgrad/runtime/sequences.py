@@ -1,0 +1,104 @@
+"""`+` and `*` on tuples and lists holding differentiable values, and the containers' methods
+that normalize writes as new values (transforms/containers.py).
+
+The adjoint pass sends a `+` or `*` one of whose operands surely holds a tuple or list
+(`Generator.containers`) to the rules of `concatenation` and `repetition` (cpsgrad/rules/
+containers.py); the forward is the user's own operation. Python decides at run time what the
+operator did, and so do the backward helpers: a concatenation (`list + list`, `tuple + tuple`)
+hands each operand its part of the adjoint, a repetition (`xs * n`, `n * xs`) sums the copies'
+adjoints into `xs`'s, and anything else (numpy read the sequence as an array: `array + [a, b]`)
+is the ordinary operator's backward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
+from cpsgrad.runtime.broadcasting import reduced_product, unbroadcast
+
+_ndarray = np.ndarray
+_ADDS = (list.__add__, tuple.__add__)
+_MULS = (list.__mul__, tuple.__mul__)
+
+
+def concatenation(x, y):
+    """`x + y` (the primitive the rules of a `+` on a sequence are filed under)."""
+    return x + y
+
+
+def repetition(x, y):
+    """`x * y` (the primitive the rules of a `*` on a sequence are filed under)."""
+    return x * y
+
+
+def _concatenated(x, y) -> bool:
+    """Whether Python's `x + y` concatenated two lists or two tuples."""
+    method = getattr(type(x), "__add__", None)
+    if method is list.__add__:
+        return isinstance(y, list) and getattr(type(y), "__radd__", None) is None
+    if method is tuple.__add__:
+        return isinstance(y, tuple) and getattr(type(y), "__radd__", None) is None
+    return False
+
+
+def _parts(adjoint, length: int):
+    """The adjoint of a sequence of `length` elements as a list of element adjoints."""
+    if isinstance(adjoint, SequenceAdjoint):
+        return list(adjoint)
+    if type(adjoint) is _ndarray and adjoint.ndim >= 1 and adjoint.shape[0] == length:  # numpy read it
+        return list(adjoint)
+    raise TypeError(f"cpsgrad: the adjoint of a concatenated sequence is a {type(adjoint).__name__}")
+
+
+def summand_adjoint(adjoint, x, y, right: bool):
+    """The adjoint of `x` (`right=False`) or `y` from that of `x + y`."""
+    like = y if right else x
+    if is_zero(adjoint) or not _concatenated(x, y):
+        return unbroadcast(adjoint, like)
+    parts = _parts(adjoint, len(x) + len(y))
+    part = parts[len(x) :] if right else parts[: len(x)]
+    return SequenceAdjoint(unbroadcast(p, element) for p, element in zip(part, like, strict=True))
+
+
+def _count(value) -> int | None:
+    """The repeat count `value` stands for in a sequence repetition, or None."""
+    if isinstance(value, (bool, int, np.integer)):
+        return int(value)
+    return None
+
+
+def _repeated(sequence, count, sequence_left: bool) -> bool:
+    """Whether Python's `sequence * count` (or `count * sequence`) repeated the sequence."""
+    if getattr(type(sequence), "__mul__", None) not in _MULS or _count(count) is None:
+        return False
+    if sequence_left:
+        return True
+    return type(count) is int or type(count) is bool  # a numpy integer's __mul__ reads the list as an array
+
+
+def factor_adjoint(adjoint, like, other, right: bool):
+    """The adjoint of `like`, the left (`right=False`) or right operand of a `*` whose other
+    operand is `other`, from that of the product."""
+    if _repeated(like, other, not right):
+        count = max(_count(other), 0)
+        length = len(like)
+        if is_zero(adjoint):
+            return adjoint
+        parts = _parts(adjoint, length * count)
+        sums = [0.0] * length
+        for copy in range(count):
+            for position in range(length):
+                sums[position] = sums[position] + parts[copy * length + position]
+        return SequenceAdjoint(unbroadcast(p, element) for p, element in zip(sums, like, strict=True))
+    if _repeated(other, like, right):  # `like` is the repeat count: no derivative
+        return 0.0
+    return reduced_product(adjoint, other, like)
+
+
+def merged_adjoint(adjoint, keys) -> DictAdjoint | float:
+    """The adjoint of a dict merged under `keys` (`{**d, ...}`, `d.update(e)`, `dict(d, **e)`):
+    the adjoint of the merged dict's entries `keys` kept, others dropped."""
+    if not isinstance(adjoint, DictAdjoint):
+        return 0.0
+    return DictAdjoint({key: value for key, value in adjoint.items() if key in keys})

@@ -1,0 +1,149 @@
+"""Programs that combine and change tuples, lists and dicts holding differentiable values.
+
+`+` and `*` on tuples and lists (concatenation and repetition, decided when they run: an array
+plus a list is numpy's addition), `+=` and `*=` on a list nothing else shares, the list methods
+`extend`, `insert`, `remove`, `sort` and `reverse` on a list the function builds. Each
+function's docstring says what it exercises. `REFUSED` lists the forms cpsgrad refuses, each
+with its location.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+
+from cpsgrad.testing.strategies import arrays, floats, ints
+from tests.corpus import Case
+
+
+def concatenated_in_loop(x, n):
+    """A list grown by `+` and `+=` in a loop, read at both ends."""
+    values = [x]
+    for i in range(n):
+        values = values + [values[-1] * x]
+        values += [np.sin(values[i])]
+    return sum(values) * values[0]
+
+
+def jax_concatenated_in_loop(x, n):
+    values = [x]
+    for i in range(n):
+        values = values + [values[-1] * x]
+        values += [jnp.sin(values[i])]
+    return sum(values) * values[0]
+
+
+def repeated_both_sides(x, n):
+    """`[a] * n`, `n * (a, b)` and `*=` with an int count from the data."""
+    row = [x * x] * n
+    pair = 2 * (x, 1.0)
+    row *= 2
+    return sum(row) + pair[2] * pair[0] + len(row)
+
+
+def jax_repeated_both_sides(x, n):
+    row = [x * x] * n
+    pair = 2 * (x, 1.0)
+    row *= 2
+    return sum(row) + pair[2] * pair[0] + len(row)
+
+
+def tuple_plus_arrays(w):
+    """rnn.py of HIPS autograd: `args + (np.ones(...),)` stacked."""
+    args = (w, w * 2.0)
+    stacked = np.hstack(args + (np.ones(2),))
+    return np.sum(stacked**2)
+
+
+def jax_tuple_plus_arrays(w):
+    args = (w, w * 2.0)
+    stacked = jnp.hstack(args + (jnp.ones(2),))
+    return jnp.sum(stacked**2)
+
+
+def array_plus_list(x, w):
+    """An array plus a list the function built: numpy's addition (broadcast), not concatenation."""
+    values = [x, x * 2.0]
+    total = w + values
+    return np.sum(total * total)
+
+
+def jax_array_plus_list(x, w):
+    values = jnp.array([x, x * 2.0])
+    total = w + values
+    return jnp.sum(total * total)
+
+
+def concatenate_helper(parts, x):
+    return parts + [x]
+
+
+def concatenated_by_helper(x):
+    """`+` inside a user function called twice, its result concatenated again."""
+    first = concatenate_helper([x], x * 3.0)
+    second = concatenate_helper(first, first[1] * x)
+    both = list(first) + second  # results of calls: list(...) says it is a list (else refused, below)
+    return both[0] * both[-1] + both[3]
+
+
+def jax_concatenated_by_helper(x):
+    first = [x] + [x * 3.0]
+    second = first + [first[1] * x]
+    both = first + second
+    return both[0] * both[-1] + both[3]
+
+
+def concatenated_and_discarded(x):
+    """A concatenation whose result is never read: no gradient from it."""
+    unused = [x] + [x * x]  # noqa: F841
+    kept = (x,) + (2.0 * x,)
+    return kept[1] * kept[0]
+
+
+def jax_concatenated_and_discarded(x):
+    kept = (x,) + (2.0 * x,)
+    return kept[1] * kept[0]
+
+
+def repeated_in_branch(x, n):
+    """A repetition in one branch, a concatenation in the other."""
+    if n > 1:
+        values = [x] * n
+    else:
+        values = [x] + [x * x]
+    return sum(values) * values[-1]
+
+
+# --- refused ---------------------------------------------------------------------------------
+
+
+def shared_list_extended(x):
+    values = [x]
+    alias = values
+    values += [x]
+    return sum(alias)
+
+
+def parameter_lists_concatenated(xs, ys):
+    return sum(xs + ys) * xs[0]
+
+
+EXAMPLES = 8
+JAX_EXAMPLES = 4
+
+CASES = [
+    Case(concatenated_in_loop, (floats(-1.5, 1.5), ints(0, 4)), jax=jax_concatenated_in_loop),
+    Case(repeated_both_sides, (floats(-2.0, 2.0), ints(0, 3)), jax=jax_repeated_both_sides),
+    Case(tuple_plus_arrays, (arrays(2),), jax=jax_tuple_plus_arrays),
+    Case(array_plus_list, (floats(-2.0, 2.0), arrays(2)), argnums=(0, 1), jax=jax_array_plus_list),
+    Case(concatenated_by_helper, (floats(-2.0, 2.0),), jax=jax_concatenated_by_helper),
+    Case(concatenated_and_discarded, (floats(-2.0, 2.0),), jax=jax_concatenated_and_discarded),
+    Case(repeated_in_branch, (floats(-2.0, 2.0), ints(0, 3))),
+]
+
+REFUSED = [
+    (shared_list_extended, (0.5,), r"container_programs.py:\d+:\d+: values \+= \[x\] \(a list\)"),
+    (
+        parameter_lists_concatenated,
+        ([0.5, 1.0], [2.0]),
+        r"container_programs.py:\d+:\d+: an operator combining a differentiable tuple or list",
+    ),
+]
