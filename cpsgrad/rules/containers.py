@@ -89,6 +89,28 @@ def repetition(x, y):
     y_d += cpsgrad_runtime.factor_adjoint(z_d, y, x, True)
 
 
+@rule(cpsgrad_runtime.inserted_at)
+def inserted_at(items, index, value):
+    y = cpsgrad_runtime.inserted_at(items, index, value)
+    y_d = yield y
+    items_d += cpsgrad_runtime.inserted_at_adjoint(items, index, y_d)
+    value_d += cpsgrad_runtime.inserted_value_adjoint(items, index, y_d)
+
+
+@rule(cpsgrad_runtime.removed_value)
+def removed_value(items, value):
+    y = cpsgrad_runtime.removed_value(items, value)
+    y_d = yield y
+    items_d += cpsgrad_runtime.removed_value_adjoint(items, value, y_d)
+
+
+@rule(cpsgrad_runtime.reversed_list)
+def reversed_list(items):
+    y = cpsgrad_runtime.reversed_list(items)
+    y_d = yield y
+    items_d += cpsgrad_runtime.reverse(y_d)
+
+
 # ---- unpacking with * (transforms/starred.py) ----------------------------------------------------
 
 

@@ -115,8 +115,14 @@ from cpsgrad.runtime.reductions import (
 from cpsgrad.runtime.sequences import (
     concatenation,
     factor_adjoint,
+    inserted_at,
+    inserted_at_adjoint,
+    inserted_value_adjoint,
     merged_adjoint,
+    removed_value,
+    removed_value_adjoint,
     repetition,
+    reversed_list,
     summand_adjoint,
 )
 from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
@@ -135,6 +141,12 @@ from cpsgrad.runtime.writes import (
 __all__ = [
     "concatenation",
     "factor_adjoint",
+    "inserted_at",
+    "inserted_at_adjoint",
+    "inserted_value_adjoint",
+    "removed_value",
+    "removed_value_adjoint",
+    "reversed_list",
     "merged_adjoint",
     "repetition",
     "summand_adjoint",

@@ -102,3 +102,62 @@ def merged_adjoint(adjoint, keys) -> DictAdjoint | float:
     if not isinstance(adjoint, DictAdjoint):
         return 0.0
     return DictAdjoint({key: value for key, value in adjoint.items() if key in keys})
+
+
+# ---- list methods on a list the function owns, as new lists (transforms/containers.py) ---------
+
+
+def _insert_position(items: list, index) -> int:
+    """Where `items.insert(index, v)` puts `v` (Python clamps the index to the list)."""
+    position = index.__index__()
+    length = len(items)
+    if position < 0:
+        position = max(length + position, 0)
+    return min(position, length)
+
+
+def inserted_at(items: list, index, value) -> list:
+    """`items.insert(index, value)` as a new list."""
+    position = _insert_position(items, index)
+    return [*items[:position], value, *items[position:]]
+
+
+def inserted_at_adjoint(items: list, index, adjoint):
+    """The adjoint of `items` from that of `inserted_at(items, index, value)`."""
+    if not isinstance(adjoint, SequenceAdjoint):
+        return 0.0
+    position = _insert_position(items, index)
+    return SequenceAdjoint([*adjoint[:position], *adjoint[position + 1 :]])
+
+
+def inserted_value_adjoint(items: list, index, adjoint):
+    """The adjoint of `value` from that of `inserted_at(items, index, value)`."""
+    if not isinstance(adjoint, SequenceAdjoint):
+        return 0.0
+    return adjoint[_insert_position(items, index)]
+
+
+def _value_position(items: list, value) -> int:
+    for position, element in enumerate(items):
+        if element is value or element == value:  # list.remove's test
+            return position
+    raise ValueError("list.remove(x): x not in list")
+
+
+def removed_value(items: list, value) -> list:
+    """`items.remove(value)` as a new list (ValueError as Python's when no element equals it)."""
+    position = _value_position(items, value)
+    return [*items[:position], *items[position + 1 :]]
+
+
+def removed_value_adjoint(items: list, value, adjoint):
+    """The adjoint of `items` from that of `removed_value(items, value)`: zero where it was."""
+    if not isinstance(adjoint, SequenceAdjoint):
+        return 0.0
+    position = _value_position(items, value)
+    return SequenceAdjoint([*adjoint[:position], 0.0, *adjoint[position:]])
+
+
+def reversed_list(items: list) -> list:
+    """`items.reverse()` as a new list."""
+    return items[::-1]

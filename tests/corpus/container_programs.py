@@ -112,7 +112,85 @@ def repeated_in_branch(x, n):
     return sum(values) * values[-1]
 
 
+def list_methods_in_loop(x, n):
+    """extend, insert (also past the ends), remove, sort with key and reverse, in a loop (x > 0: no ties)."""
+    values = [x, 2.0 * x]
+    for i in range(n):
+        values.extend([values[-1] * x, 0.5])
+        values.insert(1, np.cos(values[i]))
+        values.insert(-100, 1.0 + i)
+        values.remove(0.5)
+    values.sort(key=abs)
+    values.reverse()
+    return values[0] * values[-1] + sum(values)
+
+
+def jax_list_methods_in_loop(x, n):
+    values = [x, 2.0 * x]
+    for i in range(n):
+        values.extend([values[-1] * x, 0.5])
+        values.insert(1, jnp.cos(values[i]))
+        values.insert(-100, 1.0 + i)
+        values.remove(0.5)
+    values.sort(key=abs)
+    values.reverse()
+    return values[0] * values[-1] + sum(values)
+
+
+def sorted_in_branch(w, flip):
+    """Rows of an array extended into a list, sorted by their sums, reversed in one branch only."""
+    rows = []
+    rows.extend(w)
+    rows.sort(key=np.sum, reverse=True)
+    if flip > 0:
+        rows.reverse()
+    return np.sum(rows[0] * 3.0 + rows[1])
+
+
+def helper_builds_list(x):
+    values = [x]
+    values.insert(0, x * x)
+    return values
+
+
+def list_methods_in_helper(x):
+    """A helper builds a list with insert; the caller extends a list of its own with it."""
+    mine = [1.0]
+    mine.extend(helper_builds_list(x))
+    mine.extend(helper_builds_list(mine[1]))
+    return mine[-1] * mine[1] + mine[2]
+
+
+def jax_list_methods_in_helper(x):
+    mine = [1.0, x * x, x]
+    mine.extend([mine[1] * mine[1], mine[1]])
+    return mine[-1] * mine[1] + mine[2]
+
+
 # --- refused ---------------------------------------------------------------------------------
+
+
+def extends_parameter(x, values):
+    values.extend([x])
+    return values[-1]
+
+
+def extends_alias(x):
+    values = [x]
+    other = values
+    values.extend([x * 2.0])
+    return other[-1]
+
+
+def sorts_after_passing(x):
+    values = [x, 1.0]
+    kept = tuple_of(values)
+    values.sort()
+    return kept[0] * values[0]
+
+
+def tuple_of(values):
+    return (values,)[0]
 
 
 def shared_list_extended(x):
@@ -137,6 +215,9 @@ CASES = [
     Case(concatenated_by_helper, (floats(-2.0, 2.0),), jax=jax_concatenated_by_helper),
     Case(concatenated_and_discarded, (floats(-2.0, 2.0),), jax=jax_concatenated_and_discarded),
     Case(repeated_in_branch, (floats(-2.0, 2.0), ints(0, 3))),
+    Case(list_methods_in_loop, (floats(0.1, 1.5), ints(0, 3)), jax=jax_list_methods_in_loop),
+    Case(sorted_in_branch, (arrays((3, 2)), ints(-1, 1))),
+    Case(list_methods_in_helper, (floats(-1.5, 1.5),), jax=jax_list_methods_in_helper),
 ]
 
 REFUSED = [
@@ -146,4 +227,7 @@ REFUSED = [
         ([0.5, 1.0], [2.0]),
         r"container_programs.py:\d+:\d+: an operator combining a differentiable tuple or list",
     ),
+    (extends_parameter, (0.5, [1.0]), r"container_programs.py:\d+:\d+: method call values.extend"),
+    (extends_alias, (0.5,), r"container_programs.py:\d+:\d+: method call values.extend"),
+    (sorts_after_passing, (0.5,), r"container_programs.py:\d+:\d+: method call values.sort"),
 ]
