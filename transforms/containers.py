@@ -70,3 +70,60 @@ def list_method(normalizer, items: cst.Name, method: str, node: cst.Call, out: l
         value = cst.Call(_runtime(_HELPERS[method]), [cst.Arg(items), *(cst.Arg(v) for v in positional)])
     normalizer.emit(out, syntax.assign(items.value, value), node)
     return cst.Name("None")
+
+
+# ---- dicts: `{**d, "k": v}` and `dict(...)` (new dicts: nothing is changed in place) --------------
+
+
+def dict_display(normalizer, node: cst.Dict, out: list) -> cst.BaseExpression:
+    """`{k1: v1, **d, k2: v2}` -> `t1 = {k1: v1}; t2 = cpsgrad_runtime.merged(t1, d); t3 = {k2: v2};
+    merged(t2, t3)`, each part evaluated where Python evaluates it (keys and values in order, a
+    `**` mapping unpacked when it is reached)."""
+    merged = None
+    pending: list = []
+
+    def flush():
+        nonlocal merged
+        if pending or merged is None:
+            part = normalizer.temporary_value(cst.Dict(list(pending)), out, node)
+            pending.clear()
+            merged = part if merged is None else _merge(normalizer, merged, part, out, node)
+
+    for element in node.elements:
+        if isinstance(element, cst.StarredDictElement):
+            flush()
+            mapping = normalizer.atom(element.value, out)
+            merged = _merge(normalizer, merged, mapping, out, node)
+        else:
+            key, value = normalizer.in_order([normalizer.operand(element.key), normalizer.operand(element.value)], out)
+            pending.append(cst.DictElement(key, value))
+    if pending:
+        flush()
+    return merged
+
+
+def _merge(normalizer, left, right, out: list, node) -> cst.Name:
+    call = cst.Call(_runtime("merged"), [cst.Arg(left), cst.Arg(right)])
+    return normalizer.temporary_value(call, out, node)
+
+
+def dict_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
+    """`dict(k=v, ...)` -> `{"k": v, ...}`; `dict(m, k=v)` -> `t = dict(m); merged(t, {"k": v})`;
+    `dict(m)` stays (its rule: cpsgrad/rules/containers.py); None for any other call."""
+    if not normalizer.is_builtin(node.func, "dict") or any(a.star for a in node.args):
+        return None
+    keywords = [a for a in node.args if a.keyword is not None]
+    positional = [a for a in node.args if a.keyword is None]
+    if not keywords or len(positional) > 1:
+        return None
+    values = normalizer.in_order([normalizer.operand(a.value) for a in node.args], out)
+    entries = [
+        cst.DictElement(cst.SimpleString(repr(a.keyword.value)), v)
+        for a, v in zip(node.args, values, strict=True)
+        if a.keyword is not None
+    ]
+    display = cst.Dict(entries)
+    if not positional:
+        return display
+    first = normalizer.temporary_value(cst.Call(node.func, [cst.Arg(values[0])]), out, node)
+    return cst.Call(_runtime("merged"), [cst.Arg(first), cst.Arg(normalizer.temporary_value(display, out, node))])

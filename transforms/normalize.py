@@ -529,6 +529,8 @@ class _Normalizer:
         if isinstance(node, (cst.Tuple, cst.List)):
             elements = [cst.Element(v) for v in self.in_order([self.operand(e.value) for e in node.elements], out)]
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
+        if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) for e in node.elements):
+            return containers.dict_display(self, node, out)  # {**d, "k": v}
         if isinstance(node, cst.Dict):  # keys and values in the order Python evaluates them
             flat = self.in_order([self.operand(part) for e in node.elements for part in (e.key, e.value)], out)
             return cst.Dict([cst.DictElement(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)])
@@ -559,7 +561,7 @@ class _Normalizer:
             and callee.attr.value in lists.MUTATIONS
         ):
             return containers.list_mutation(self, callee.value, callee.attr.value, node, out)
-        rewritten = comprehensions.higher_order_call(self, node, out)
+        rewritten = comprehensions.higher_order_call(self, node, out) or containers.dict_call(self, node, out)
         if rewritten is None and not containers.is_list_call(self, node):  # xs.sort() of a list is not a write
             rewritten = writes.in_place_call(self, node, out)
         if rewritten is not None:  # map, filter, reduce, ...; x.fill(v), np.copyto(x, v), out=x

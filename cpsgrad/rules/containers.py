@@ -111,6 +111,21 @@ def reversed_list(items):
     items_d += cpsgrad_runtime.reverse(y_d)
 
 
+@rule(cpsgrad_runtime.merged)
+def merged(left, right):
+    y = cpsgrad_runtime.merged(left, right)
+    y_d = yield y
+    left_d += cpsgrad_runtime.merged_adjoint(y_d, left, right, False)
+    right_d += cpsgrad_runtime.merged_adjoint(y_d, left, right, True)
+
+
+@rule(dict)
+def dict_of(source):
+    y = dict(source)
+    y_d = yield y
+    source_d += cpsgrad_runtime.dict_of_adjoint(source, y_d)
+
+
 # ---- unpacking with * (transforms/starred.py) ----------------------------------------------------
 
 

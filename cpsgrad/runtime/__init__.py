@@ -114,10 +114,12 @@ from cpsgrad.runtime.reductions import (
 )
 from cpsgrad.runtime.sequences import (
     concatenation,
+    dict_of_adjoint,
     factor_adjoint,
     inserted_at,
     inserted_at_adjoint,
     inserted_value_adjoint,
+    merged,
     merged_adjoint,
     removed_value,
     removed_value_adjoint,
@@ -147,6 +149,8 @@ __all__ = [
     "removed_value",
     "removed_value_adjoint",
     "reversed_list",
+    "dict_of_adjoint",
+    "merged",
     "merged_adjoint",
     "repetition",
     "summand_adjoint",

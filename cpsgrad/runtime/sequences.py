@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
 from cpsgrad.runtime.broadcasting import reduced_product, unbroadcast
 
@@ -96,12 +97,40 @@ def factor_adjoint(adjoint, like, other, right: bool):
     return reduced_product(adjoint, other, like)
 
 
-def merged_adjoint(adjoint, keys) -> DictAdjoint | float:
-    """The adjoint of a dict merged under `keys` (`{**d, ...}`, `d.update(e)`, `dict(d, **e)`):
-    the adjoint of the merged dict's entries `keys` kept, others dropped."""
+def merged(left, right) -> dict:
+    """`{**left, **right}`: a new dict (TypeError as Python's for a value that is not a mapping)."""
+    return {**left, **right}
+
+
+def merged_adjoint(adjoint, left, right, is_right: bool):
+    """The adjoint of `left` (`is_right=False`) or `right` from that of `merged(left, right)`:
+    the entries each contributed (a key of both is `right`'s)."""
     if not isinstance(adjoint, DictAdjoint):
         return 0.0
-    return DictAdjoint({key: value for key, value in adjoint.items() if key in keys})
+    if is_right:
+        return DictAdjoint({key: adjoint[key] for key in right.keys() if key in adjoint})
+    return DictAdjoint({key: adjoint[key] for key in left.keys() if key in adjoint and key not in right})
+
+
+def dict_of_adjoint(source, adjoint):
+    """The adjoint of `source` from that of `dict(source)`: a mapping's entries, or a list or
+    tuple of pairs' values (a key given twice: only its last pair's); an iterator is refused."""
+    if not isinstance(adjoint, DictAdjoint):
+        return 0.0
+    if hasattr(source, "keys"):
+        return DictAdjoint({key: adjoint[key] for key in source.keys() if key in adjoint})
+    if isinstance(source, (list, tuple)):
+        last = {pair[0]: position for position, pair in enumerate(source)}
+        return SequenceAdjoint(
+            SequenceAdjoint((0.0, adjoint.get(pair[0], 0.0))) if last[pair[0]] == position else 0.0
+            for position, pair in enumerate(source)
+        )
+    raise UnsupportedError(
+        None,
+        f"dict(...) of a {type(source).__name__} holding differentiable values",
+        "cpsgrad differentiates dict(mapping) and dict of a list or tuple of pairs; build it with a comprehension "
+        "{k: v for k, v in pairs}",
+    )
 
 
 # ---- list methods on a list the function owns, as new lists (transforms/containers.py) ---------

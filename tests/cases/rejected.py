@@ -62,11 +62,6 @@ def uses_import(x):
     return x
 
 
-def uses_dict_unpacking(x):
-    table = {**DEFAULTS, "a": x}
-    return table["a"]
-
-
 def writes_into_parameter(x):
     x[0] = 2.0
     return x[0]
@@ -101,7 +96,6 @@ async def uses_async(x):
 
 
 # function name -> (construct named in the message, line of the construct relative to the def)
-DEFAULTS = {"b": 1.0}
 
 REJECTED = {
     "uses_try_star": ("try/except* statement", 1),
@@ -113,7 +107,6 @@ REJECTED = {
     "uses_nonlocal": ("nonlocal statement", 2),
     "uses_del": ("del statement", 2),
     "uses_import": ("import statement", 1),
-    "uses_dict_unpacking": ("dict display with **", 1),
     "writes_into_parameter": ("assignment into an element of an argument or a global", 1),
     "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),

@@ -167,7 +167,48 @@ def jax_list_methods_in_helper(x):
     return mine[-1] * mine[1] + mine[2]
 
 
+def dict_merges(x, y):
+    """`{**d, "k": v}` (a later key wins), dict(d), dict(k=v), dict(d, k=v), dict of pairs (a key twice)."""
+    base = {"a": x, "b": y}
+    more = {"z": 1.0, **base, "b": x * y}
+    copied = dict(more)
+    named = dict(c=x * x, d=y)
+    both = dict(base, e=y * 3.0)
+    pairs = dict([("p", x), ("p", y), ("q", x * 2.0)])
+    total = more["a"] * more["b"] + copied["z"] * copied["b"] + named["c"] + both["e"] * both["a"]
+    return total + pairs["p"] * pairs["q"]
+
+
+def jax_dict_merges(x, y):
+    base = {"a": x, "b": y}
+    more = {"z": 1.0, **base, "b": x * y}
+    copied = dict(more)
+    named = dict(c=x * x, d=y)
+    both = dict(base, e=y * 3.0)
+    pairs = dict([("p", x), ("p", y), ("q", x * 2.0)])
+    total = more["a"] * more["b"] + copied["z"] * copied["b"] + named["c"] + both["e"] * both["a"]
+    return total + pairs["p"] * pairs["q"]
+
+
+def update_params(params, scale):
+    return {**params, "w": params["w"] * scale}
+
+
+def dicts_in_loop(w, n):
+    """A dict of parameters rebuilt with ** in a loop through a helper, the argument a dict."""
+    params = {"w": w, "b": 1.0}
+    for i in range(n):
+        params = update_params(params, params["b"] + i)
+        params = {**params, "b": np.sum(params["w"])}
+    return np.sum(params["w"] ** 2) + params["b"]
+
+
 # --- refused ---------------------------------------------------------------------------------
+
+
+def dict_of_zip(x):
+    table = dict(zip(["a", "b"], [x, x * 2.0], strict=True))
+    return table["a"] * table["b"]
 
 
 def extends_parameter(x, values):
@@ -218,6 +259,8 @@ CASES = [
     Case(list_methods_in_loop, (floats(0.1, 1.5), ints(0, 3)), jax=jax_list_methods_in_loop),
     Case(sorted_in_branch, (arrays((3, 2)), ints(-1, 1))),
     Case(list_methods_in_helper, (floats(-1.5, 1.5),), jax=jax_list_methods_in_helper),
+    Case(dict_merges, (floats(-2.0, 2.0), floats(-2.0, 2.0)), argnums=(0, 1), jax=jax_dict_merges),
+    Case(dicts_in_loop, (arrays(3), ints(0, 3))),
 ]
 
 REFUSED = [
@@ -230,4 +273,5 @@ REFUSED = [
     (extends_parameter, (0.5, [1.0]), r"container_programs.py:\d+:\d+: method call values.extend"),
     (extends_alias, (0.5,), r"container_programs.py:\d+:\d+: method call values.extend"),
     (sorts_after_passing, (0.5,), r"container_programs.py:\d+:\d+: method call values.sort"),
+    (dict_of_zip, (0.5,), r"container_programs.py:\d+:\d+: dict\(...\) of a zip holding differentiable values"),
 ]
