@@ -214,13 +214,18 @@ def test_append_becomes_a_new_list_in_the_program():
         (cases.appends_to_parameter, (1.5, [])),
         (cases.appends_after_passing, (1.5,)),
         (cases.stores_then_appends, (1.5,)),
-        (cases.extends, (1.5,)),
     ],
     ids=lambda value: getattr(value, "__name__", None),
 )
 def test_append_that_others_could_see_is_refused(function, arguments):
     with pytest.raises(cpsgrad.UnsupportedError, match=r"containers_functions\.py:\d+:\d+: method call values\.(append|extend)"):
         cpsgrad.grad(function)(*arguments)
+
+
+def test_extend_and_reverse_of_a_list_the_function_builds_are_differentiated():
+    assert cpsgrad.value_and_grad(cases.extends)(1.5) == (1.5, 1.0)
+    text = cpsgrad.show(cases.extends, stage="normalize")
+    assert "values = cpsgrad_runtime.concatenation(values, t" in text
 
 
 def test_refused_lists_still_run_unchanged_without_a_gradient():

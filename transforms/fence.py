@@ -34,10 +34,6 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Import: ("import statement", "import at module level"),
     cst.ImportFrom: ("import statement", "import at module level"),
     cst.Match: ("match statement", "write it as if/elif"),
-    cst.StarredDictElement: (
-        "dict display with **",
-        "unpacking a dict into a display is not supported yet; build the dict with a display of its keys",
-    ),
 }
 
 

@@ -29,10 +29,10 @@ import libcst as cst
 
 from cpsgrad import runtime
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import walk
+from cpsgrad.transforms import containers, walk
 from cpsgrad.transforms.resolve import Resolver
 
-MUTATIONS = {"append": (1, 1), "pop": (0, 1)}  # method -> (least, most) positional arguments
+MUTATIONS = {"append": (1, 1), "pop": (0, 1), **containers.METHODS}  # method -> (least, most) positional arguments
 _HARMLESS_METHODS = frozenset({"copy", "index", "count"})
 _FRESH_BUILDERS = (list, sorted)
 _ALIASING = (iter, reversed, zip, enumerate, map, filter, runtime.as_sequence)  # results refer to their argument
@@ -101,7 +101,11 @@ class _Uses(cst.CSTVisitor):
                 if method in MUTATIONS:
                     least, most = MUTATIONS[method]
                     arguments = grandparent.args
-                    if least <= len(arguments) <= most and all(a.keyword is None and not a.star for a in arguments):
+                    keywords = containers.KEYWORDS.get(method, frozenset())
+                    positional = [a for a in arguments if a.keyword is None]
+                    if least <= len(positional) <= most and all(
+                        not a.star and (a.keyword is None or a.keyword.value in keywords) for a in arguments
+                    ):
                         self.mutations.setdefault(name, []).append((self.position, self.loops()))
                         return
                 elif method in _HARMLESS_METHODS:
@@ -185,3 +189,14 @@ def functional_lists(definition: cst.FunctionDef, parameters: set[str], resolver
         if not conflict:
             found.add(name)
     return found
+
+
+def list_locals(definition: cst.FunctionDef, parameters: set[str], resolver: Resolver) -> set[str]:
+    """The local names (not parameters) every assignment of which builds a new list: a method
+    call on one is a list's, never an array's (`xs.sort()` is list.sort, not a write)."""
+    if not any(_may_mutate(node) for node in walk.nodes(definition.body)):
+        return set()
+    uses = _Uses(resolver, parameters)
+    definition.body.visit(uses)
+    return {name for name, fresh in uses.bound.items() if fresh and all(fresh) and name not in parameters}
+

@@ -24,6 +24,7 @@ from cpsgrad.transforms import (
     assignment_expressions,
     closures,
     comprehensions,
+    containers,
     evaluation_order,
     exceptions,
     lists,
@@ -107,6 +108,7 @@ class _Normalizer:
         self.user_locals = frozenset(self.locals)  # not the names this pass adds (comprehension accumulators)
         self.resolver = Resolver(source.function, self.locals)  # its bindings: what the program depends on
         self.lists = lists.functional_lists(source.definition, parameters, self.resolver)
+        self.list_locals = lists.list_locals(source.definition, parameters, self.resolver)
 
     def run(self) -> Normalized:
         definition = self.source.definition
@@ -529,6 +531,8 @@ class _Normalizer:
         if isinstance(node, (cst.Tuple, cst.List)):
             elements = [cst.Element(v) for v in self.in_order([self.operand(e.value) for e in node.elements], out)]
             return cst.Tuple(elements) if isinstance(node, cst.Tuple) else cst.List(elements)
+        if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) for e in node.elements):
+            return containers.dict_display(self, node, out)  # {**d, "k": v}
         if isinstance(node, cst.Dict):  # keys and values in the order Python evaluates them
             flat = self.in_order([self.operand(part) for e in node.elements for part in (e.key, e.value)], out)
             return cst.Dict([cst.DictElement(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)])
@@ -551,9 +555,6 @@ class _Normalizer:
         )
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
-        rewritten = comprehensions.higher_order_call(self, node, out) or writes.in_place_call(self, node, out)
-        if rewritten is not None:  # map, filter, reduce, ...; x.fill(v), np.copyto(x, v), out=x
-            return rewritten
         callee = node.func
         if (
             isinstance(callee, cst.Attribute)
@@ -561,7 +562,12 @@ class _Normalizer:
             and callee.value.value in self.lists
             and callee.attr.value in lists.MUTATIONS
         ):
-            return self.list_mutation(callee.value, callee.attr.value, node, out)
+            return containers.list_mutation(self, callee.value, callee.attr.value, node, out)
+        rewritten = comprehensions.higher_order_call(self, node, out) or containers.dict_call(self, node, out)
+        if rewritten is None and not containers.is_list_call(self, node):  # xs.sort() of a list is not a write
+            rewritten = writes.in_place_call(self, node, out)
+        if rewritten is not None:  # map, filter, reduce, ...; x.fill(v), np.copyto(x, v), out=x
+            return rewritten
         if syntax.dotted_name(callee) is None or self.local_attribute(callee):
             if isinstance(callee, cst.Attribute):
                 callee = cst.Attribute(_receiver(self.atom(callee.value, out)), callee.attr)
@@ -594,20 +600,6 @@ class _Normalizer:
             packed = self.temporary_value(cst.Tuple([cst.Element(a.value) for a in positional]), out, node)
             arguments = [cst.Arg(packed)]
         return cst.Call(callee, arguments)
-
-    def list_mutation(self, items: cst.Name, method: str, node: cst.Call, out: list) -> cst.BaseExpression:
-        """`xs.append(v)` -> `xs = cpsgrad_runtime.appended(xs, v)` (the call's value: None);
-        `xs.pop(i)` -> `t = xs[i]; xs = cpsgrad_runtime.removed(xs, i)` (the value: t), for a
-        list nothing else refers to (transforms/lists.py)."""
-        arguments = [self.atom(a.value, out) for a in node.args]
-        helper = cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("appended" if method == "append" else "removed"))
-        if method == "append":
-            self.emit(out, syntax.assign(items.value, cst.Call(helper, [cst.Arg(items), cst.Arg(arguments[0])])), node)
-            return cst.Name("None")
-        index = arguments[0] if arguments else cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
-        element = self.temporary_value(cst.Subscript(items, [cst.SubscriptElement(cst.Index(index))]), out, node)
-        self.emit(out, syntax.assign(items.value, cst.Call(helper, [cst.Arg(items), cst.Arg(index)])), node)
-        return element
 
     def boolean(self, node: cst.BooleanOperation, out: list) -> cst.Name:
         result = self.namer.temporary()

@@ -70,6 +70,62 @@ def construct(kind, positional, keywords, names):
     keywords_d += cpsgrad_runtime.constructed_keywords(kind, names, y_d)
 
 
+# ---- `+` and `*` on tuples and lists (runtime/sequences.py: what the operator did is read when it runs) ----
+
+
+@rule(cpsgrad_runtime.concatenation)
+def concatenation(x, y):
+    z = cpsgrad_runtime.concatenation(x, y)
+    z_d = yield z
+    x_d += cpsgrad_runtime.summand_adjoint(z_d, x, y, False)
+    y_d += cpsgrad_runtime.summand_adjoint(z_d, x, y, True)
+
+
+@rule(cpsgrad_runtime.repetition)
+def repetition(x, y):
+    z = cpsgrad_runtime.repetition(x, y)
+    z_d = yield z
+    x_d += cpsgrad_runtime.factor_adjoint(z_d, x, y, False)
+    y_d += cpsgrad_runtime.factor_adjoint(z_d, y, x, True)
+
+
+@rule(cpsgrad_runtime.inserted_at)
+def inserted_at(items, index, value):
+    y = cpsgrad_runtime.inserted_at(items, index, value)
+    y_d = yield y
+    items_d += cpsgrad_runtime.inserted_at_adjoint(items, index, y_d)
+    value_d += cpsgrad_runtime.inserted_value_adjoint(items, index, y_d)
+
+
+@rule(cpsgrad_runtime.removed_value)
+def removed_value(items, value):
+    y = cpsgrad_runtime.removed_value(items, value)
+    y_d = yield y
+    items_d += cpsgrad_runtime.removed_value_adjoint(items, value, y_d)
+
+
+@rule(cpsgrad_runtime.reversed_list)
+def reversed_list(items):
+    y = cpsgrad_runtime.reversed_list(items)
+    y_d = yield y
+    items_d += cpsgrad_runtime.reverse(y_d)
+
+
+@rule(cpsgrad_runtime.merged)
+def merged(left, right):
+    y = cpsgrad_runtime.merged(left, right)
+    y_d = yield y
+    left_d += cpsgrad_runtime.merged_adjoint(y_d, left, right, False)
+    right_d += cpsgrad_runtime.merged_adjoint(y_d, left, right, True)
+
+
+@rule(dict)
+def dict_of(source):
+    y = dict(source)
+    y_d = yield y
+    source_d += cpsgrad_runtime.dict_of_adjoint(source, y_d)
+
+
 # ---- unpacking with * (transforms/starred.py) ----------------------------------------------------
 
 

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cpsgrad.errors import UnsupportedError
+
+SEQUENCE_ADVICE = (
+    "cpsgrad differentiates + and * on tuples and lists where an operand is one the function builds (a display, "
+    "list(...), tuple(...)), and decides when it runs what the operator did; write list(xs) + ys, or the display "
+    "[*xs, *ys]"
+)
+
 
 class SequenceAdjoint(tuple):
     """The adjoint of a tuple or list: one adjoint per element; `0.0` stands for all zeros.
@@ -28,7 +36,7 @@ class SequenceAdjoint(tuple):
     __radd__ = __add__
 
     def __mul__(self, other):
-        raise TypeError("repeating a differentiable tuple or list is not supported yet")
+        raise UnsupportedError(None, "repetition of a differentiable tuple or list", SEQUENCE_ADVICE)
 
     __rmul__ = __mul__
 

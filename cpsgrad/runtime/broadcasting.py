@@ -12,7 +12,7 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime import device as _device
-from cpsgrad.runtime.adjoints import SequenceAdjoint
+from cpsgrad.runtime.adjoints import SEQUENCE_ADVICE, SequenceAdjoint
 
 _ndarray = np.ndarray
 
@@ -50,11 +50,7 @@ def unbroadcast(adjoint, like):
         return like.dtype.type(adjoint.sum() if type(adjoint) is _ndarray else adjoint)
     if isinstance(like, (list, tuple)):
         if isinstance(adjoint, SequenceAdjoint) and len(adjoint) != len(like):
-            raise TypeError(
-                "an operator combined a differentiable tuple or list with another sequence "
-                "(concatenation or repetition); that is not differentiable yet: build the "
-                "sequence element by element"
-            )
+            raise UnsupportedError(None, "an operator combining a differentiable tuple or list with another sequence", SEQUENCE_ADVICE)
         if isinstance(adjoint, (_ndarray, np.generic)):  # numpy read the sequence as an array
             return _as_sequence_adjoint(adjoint, like)
         return adjoint

@@ -21,11 +21,12 @@ def refuse_in_place(value, where: str, rewrite: str, why: str) -> None:
     """Augmented assignment (`c += b`) on an array changes it in place, and every name sharing the
     array sees the change; where another name, a view or the caller shares it (`why`, from
     transforms/aliasing.py), the derivative program cannot compute `c = c + b` instead, so it refuses."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, list)):
         location, construct = _located(where)
+        kind = "an array" if isinstance(value, np.ndarray) else "a list"
         raise UnsupportedError(
-            location, f"{construct} (an array)",
-            f"augmented assignment changes an array in place, and {why}, which cpsgrad does not differentiate; "
+            location, f"{construct} ({kind})",
+            f"augmented assignment changes {kind} in place, and {why}, which cpsgrad does not differentiate; "
             f"write a new value: {rewrite}",
         )
 

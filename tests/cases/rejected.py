@@ -62,11 +62,6 @@ def uses_import(x):
     return x
 
 
-def uses_dict_unpacking(x):
-    table = {**DEFAULTS, "a": x}
-    return table["a"]
-
-
 BUFFER = [0.0]
 
 
@@ -104,7 +99,6 @@ async def uses_async(x):
 
 
 # function name -> (construct named in the message, line of the construct relative to the def)
-DEFAULTS = {"b": 1.0}
 
 REJECTED = {
     "uses_try_star": ("try/except* statement", 1),
@@ -116,7 +110,6 @@ REJECTED = {
     "uses_nonlocal": ("nonlocal statement", 2),
     "uses_del": ("del statement", 2),
     "uses_import": ("import statement", 1),
-    "uses_dict_unpacking": ("dict display with **", 1),
     "writes_into_a_global": ("assignment into an element of a global or free variable", 1),
     "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),
     "uses_attribute_assignment": ("assignment to an attribute", 1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
+from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
 from cpsgrad.transforms import calls, effects, naming, starred, syntax, writes
@@ -127,6 +128,14 @@ class Forward:
         if isinstance(value, cst.BinaryOperation) and any(
             self.owner(a, frame) in self.containers for a in (value.left, value.right)
         ):
+            primitive = _SEQUENCE_OPERATORS.get(type(value.operator))  # runtime/sequences.py decides when it runs
+            if primitive is not None:
+                record = self.rule_record(
+                    statement, primitive, syntax.code(value.operator).strip(), [value.left, value.right], {}
+                )
+                if record is not None:
+                    record.adjoints = adjoints
+                return record
             self.fail(
                 statement,
                 f"operator {syntax.code(value.operator).strip()} on a sequence",
@@ -239,11 +248,14 @@ class Forward:
         raise error(self.normalized.location(statement), construct, advice)
 
 
+_SEQUENCE_OPERATORS = {cst.Add: runtime.concatenation, cst.Multiply: runtime.repetition}
+
 _METHOD_ADVICE = (
-    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and append and pop of a list "
-    "the function builds itself (a display or list(...)) that is not a parameter and that no other name, container or "
-    "user function sees before them; other methods (extend, insert, sort, ...) are not supported yet: build a new "
-    "tuple or list instead; an array's in-place methods (x.sort(), x.fill(v), ...) are not differentiated: use np.sort(x)"
+    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and append, pop, extend, "
+    "insert, remove, sort and reverse of a list the function builds itself (a display or list(...)) that is not a "
+    "parameter and that no other name, container or user function sees before them; otherwise build a new list "
+    "(ys = xs + [v], sorted(xs), xs[::-1]); an array's in-place methods (x.sort(), x.fill(v), ...) are not "
+    "differentiated: use np.sort(x)"
 )
 
 
