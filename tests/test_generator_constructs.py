@@ -7,12 +7,13 @@ generator found in cpsgrad are pinned at the end, xfail(strict=True) until fixed
 import logging
 import re
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import cpsgrad
 from cpsgrad.testing.forms import SWITCHES
-from cpsgrad.testing.programs import check_program, programs
+from cpsgrad.testing.programs import Program, check_program, programs
 
 # switch -> (constructs each must draw in 300 programs of up to 10 statements, a regex the source of a program noting the
 # first must match)
@@ -111,3 +112,33 @@ def inline_logger(x):
 )
 def test_a_logger_got_inline_is_called_for_its_effect():
     assert cpsgrad.grad(inline_logger)(0.5) == 2.0
+
+
+# Found by the soak of seed 2000 (chunk 2001), shrunk by deleting lines: a handler that re-raises
+# (`raise`) after an if/elif whose tests read the matrix, inside an outer try that catches it.
+RERAISE_AFTER_ELIF = 'import math\nimport logging\nimport numpy as np\nLOGGER0 = logging.getLogger("cpsgrad.generated")\ndef h0(c):\n        d2 = {"a": -1.0, "b": sum([(e1 * i3) for i3 in range(0)], 0.5)}\ndef r1(u, depth):\n        return h0((u, depth, u,))\ndef f(x0, x1, m, n):\n    LOGGER0.debug("values: %s", (x0 if m[::-1][-1, -1] < float(n) else np.mean(m.T)))\n    try:\n        try:\n                raise ValueError("drawn")\n        except ValueError:\n            if np.sum(m, axis=0)[0] < (np.mean(m.reshape(9).reshape(3, 3)[2]) * float(n)):\n                w17 = m.T.T[0]\n            elif (math.tanh(x0) <= 1.5 or n > 1):\n                t18 = [m[-1], np.maximum(np.maximum(np.mean(m.reshape(3, 3), axis=1), m[::-1][1]), np.maximum(m.reshape(9).reshape(3, 3)[1], np.transpose(m)[2])), m[-1]]\n            elif n % 2 == 0:\n                    a24 = a23 * a23\n            raise\n    except ValueError:\n        a25 = a26 = h0([x0, np.mean(m[-1]), x0])\n'
+RERAISE_ARGUMENTS = (
+    0.0173,
+    -0.6909566706983001,
+    np.array(
+        [
+            [-1.3651768691355635, 0.1, 0.07798851331598344],
+            [0.4346910530033763, -0.5891500164414178, 0.042986305931131924],
+            [1.404768333585836, -1.4886199082591345, -0.06102492929177705],
+        ]
+    ),
+    2,
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=UnboundLocalError,
+    reason="value_and_grad raises UnboundLocalError: cannot access local variable 'try_2_error' (an internal "
+    "name of the exception region) where the function returns None",
+)
+def test_a_reraise_after_an_elif_to_an_outer_try():
+    program = Program(RERAISE_AFTER_ELIF, RERAISE_ARGUMENTS, (0, 1, 2), frozenset({"reraise"}))
+    with program:
+        assert program.function(*RERAISE_ARGUMENTS) is None
+        cpsgrad.value_and_grad(program.function, argnums=(0, 1, 2))(*RERAISE_ARGUMENTS)
