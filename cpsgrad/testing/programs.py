@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 import cpsgrad
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.testing import mutations
+from cpsgrad.testing import forms, mutations
 from cpsgrad.testing.check import GradCheck, check_grad
 from cpsgrad.testing.soaking import run_chunks
 from cpsgrad.testing.strategies import arrays
@@ -265,8 +265,10 @@ class _Builder:
         max_helpers: int,
         max_statements: int,
         max_depth: int,
+        **switches: bool,  # starred, exceptions, walrus, sets, effects (forms.py)
     ):
         self.draw = draw
+        self.forms = forms.Forms(switches)
         self.singleton_unpacking = singleton_unpacking
         self.repeated_arguments = repeated_arguments
         self.views = views and numpy
@@ -1014,7 +1016,9 @@ class _Builder:
         if len([v for v in fn.variables(FLOAT) if not fn.lookup(v).differentiated and v not in fn.captured]) >= 2:
             kinds.append("swap")
         kinds.append("chained")
-        kind = self.choose(kinds)
+        kind = self.choose(kinds + forms.kinds(self))
+        if kind in forms.KINDS:
+            return forms.statement(self, indent, kind, _Variable)
         if kind == "assign":
             return self.assign_float(indent)
         if kind == "swap":
@@ -1507,6 +1511,7 @@ class _Builder:
             budget = self.draw(st.integers(0, 3))
             texts.append(self.function_text(name, parameters, budget, defaults, helper.returns))
             self.helpers.append(helper)
+        texts += forms.helpers(self, _Variable)  # s0(u, *rest, **kw)
         floats_count = self.draw(st.integers(1, 3))
         names = [f"x{k}" for k in range(floats_count)]
         parameters = [(p, _Variable(FLOAT, differentiated=True)) for p in names]
@@ -1533,7 +1538,8 @@ class _Builder:
             if not any(g.startswith("c") for g in used):
                 self.constructs -= {"global-float", "global-float-definition"}
         uses_numpy = any("np." in line for text in texts for line in text)
-        header = ["import math"] + (["", "import numpy as np"] if uses_numpy else [])
+        header = ["import math", *self.forms.imports] + (["", "import numpy as np"] if uses_numpy else [])
+        texts[:0] = self.forms.prelude.values()  # what the forms' statements use (a manager class, ...)
         source = "\n\n\n".join(["\n".join(header)] + ["\n".join(text) for text in texts]) + "\n"
         return source, tuple(names)
 
@@ -1607,6 +1613,11 @@ def programs(
     captured_arguments: bool = True,
     rebinding: bool = True,
     mutation: bool = True,
+    starred: bool = True,
+    exceptions: bool = True,
+    walrus: bool = True,
+    sets: bool = True,
+    effects: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -1641,27 +1652,16 @@ def programs(
       `vact0 = np.tanh`) that check_program rebinds (`Program.rebinding`) between two gradient
       runs of the same program, checking the second against the rebound semantics.
     - `mutation`: writes in place into vectors the function made, aliases of them (mutations.py).
+    - `starred`: `s0(u, *rest, **kw)`, `s0(*t)`, `h(e, *t[:1])`, `h(**{...})`, `max(*t)`, `a, *rest = t`
+      (also in `for`), `(*t, e)`; `exceptions`: `try` raising on the data (also in a helper),
+      handlers falling through, returning, jumping, re-raising; `finally`, `else`; `with` over
+      `contextlib.suppress`, `np.errstate`, a manager class; `walrus`: `:=` in tests, conditions,
+      arguments; `sets` of ints and strings; `effects`: print and logging (forms.py and its modules).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
     """
-    switches = {
-        "numpy": numpy,
-        "containers": containers,
-        "recursion": recursion,
-        "closures": closures,
-        "singleton_unpacking": singleton_unpacking,
-        "repeated_arguments": repeated_arguments,
-        "views": views,
-        "aliased_containers": aliased_containers,
-        "discarded_results": discarded_results,
-        "captured_arguments": captured_arguments,
-        "rebinding": rebinding,
-        "mutation": mutation,
-        "max_helpers": max_helpers,
-        "max_statements": max_statements,
-        "max_depth": max_depth,
-    }
+    switches = dict(locals())  # the keyword arguments, as _Builder takes them
     return _programs(switches)
 
 
@@ -1880,13 +1880,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=250, help="programs per hypothesis run")
     parser.add_argument("--no-numpy", action="store_true", help="no vector argument")
     parser.add_argument("--no-closures", action="store_true", help="no lambdas or nested defs")
-    for switch in _ALIASING_SWITCHES:
+    for switch in _ALIASING_SWITCHES + forms.SWITCHES:
         parser.add_argument(f"--no-{switch.replace('_', '-')}", action="store_true", help=f"{switch}=False")
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     parser.add_argument("--show", type=int, metavar="K", help="print K programs and exit")
     arguments = parser.parse_args(argv)
     options = {"numpy": not arguments.no_numpy, "closures": not arguments.no_closures}
-    options.update({switch: not getattr(arguments, f"no_{switch}") for switch in _ALIASING_SWITCHES})
+    options.update({switch: not getattr(arguments, f"no_{switch}") for switch in _ALIASING_SWITCHES + forms.SWITCHES})
     soak_options = {**options, "shrink": not arguments.no_shrink}
     if arguments.show:
         from hypothesis import HealthCheck, given, seed, settings

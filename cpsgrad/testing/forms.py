@@ -1,0 +1,75 @@
+"""The constructs of the starred, exception and everyday waves for the program generator (programs.py).
+
+Each family is a switch of `programs(...)` and a module of its own: `starred` (starred_forms.py:
+`*args`/`**kwargs` helpers, `h(*xs)`, `h(a, *xs, **kw)`, starred targets and displays),
+`exceptions` (exception_forms.py: `try`/`except`/`else`/`finally` with data-dependent raises,
+`with` over `contextlib.suppress`, `np.errstate` and a module-level manager class), `walrus`,
+`sets` and `effects` (everyday_forms.py: `:=`, sets of ints and strings, `print` and logging
+calls for their effect). programs.py asks this module for the statement kinds that are on
+(`kinds`), hands it a drawn kind (`statement`) and the module-level helpers (`helpers`), and puts
+`Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cpsgrad.testing import everyday_forms, exception_forms, starred_forms
+
+SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects")
+
+
+@dataclass
+class Forms:
+    """The switches of one drawn module, and what its statements need at module level."""
+
+    switches: dict[str, bool]
+    imports: list[str] = field(default_factory=list)  # `import contextlib`, ...
+    prelude: dict[str, list[str]] = field(default_factory=dict)  # name -> its module-level definition
+    star_helpers: list[starred_forms.StarHelper] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.switches) - set(SWITCHES)
+        if unknown:
+            raise TypeError(f"programs() got unexpected keyword arguments {sorted(unknown)}")
+        self.switches = {name: self.switches.get(name, True) for name in SWITCHES}
+
+    def on(self, switch: str) -> bool:
+        return self.switches[switch]
+
+    def need(self, module: str) -> None:
+        """`import module` at the top of the program."""
+        if f"import {module}" not in self.imports:
+            self.imports.append(f"import {module}")
+
+    @staticmethod
+    def room(builder) -> bool:
+        """Whether the statement budget leaves room for a compound statement (each of its blocks
+        holds a statement even past the budget, so compound ones past it would nest without end)."""
+        return builder.function.statements > 0
+
+    def define(self, name: str, lines: list[str]) -> str:
+        """`lines` (defining `name`) at module level, once; returns `name`."""
+        self.prelude.setdefault(name, lines)
+        return name
+
+
+KINDS = (*starred_forms.KINDS, *exception_forms.KINDS, *everyday_forms.KINDS)
+
+
+def kinds(builder) -> list[str]:
+    """The statement kinds of these families available where `builder` draws now."""
+    return [*starred_forms.kinds(builder), *exception_forms.kinds(builder), *everyday_forms.kinds(builder)]
+
+
+def statement(builder, indent: str, kind: str, variable) -> list[str]:
+    """The lines of one statement of `kind` (one of KINDS); `variable` is programs._Variable."""
+    for module in (starred_forms, exception_forms, everyday_forms):
+        if kind in module.KINDS:
+            return module.statement(builder, indent, kind, variable)
+    raise ValueError(kind)
+
+
+def helpers(builder, variable) -> list[list[str]]:
+    """Module-level helpers these families add after the generated ones (a `*rest` helper)."""
+    return starred_forms.helpers(builder, variable)

@@ -1,0 +1,144 @@
+"""The generator's switches for starred forms, try/with, `:=`, sets and calls for their effect
+(cpsgrad/testing/forms.py and its modules): each switch draws its constructs (and off, does not),
+and a short derandomized soak of programs drawn with each passes check_program. Problems the
+generator found in cpsgrad are pinned at the end, xfail(strict=True) until fixed.
+"""
+
+import logging
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import cpsgrad
+from cpsgrad.testing.forms import SWITCHES
+from cpsgrad.testing.programs import Program, check_program, programs
+
+# switch -> (constructs each must draw in 300 programs of up to 10 statements, a regex the source of a program noting the
+# first must match)
+CONSTRUCTS = {
+    "starred": (
+        {"star-parameter", "kwargs-parameter", "star-call", "starred-target", "starred-for-target", "starred-display"},
+        r"def s\d\(u, \*rest|\*\w+|\w+\(\*",
+    ),
+    "exceptions": (
+        {"try", "raise", "raise-in-helper", "try-finally", "try-else", "reraise", "with-suppress", "with-manager"},
+        r"\n\s+try:\n",
+    ),
+    "walrus": ({"walrus-while", "walrus-if", "walrus-comprehension", "walrus-argument"}, r"\(\w+ := "),
+    "sets": ({"set", "set-membership", "set-update"}, r"\w+ = (\{|set\()"),
+    "effects": ({"effect-print", "effect-logging"}, r"print\(|LOGGER0\.(debug|info)\("),
+}
+FIRST = {switch: sorted(constructs)[0] for switch, (constructs, _) in CONSTRUCTS.items()}
+
+
+def _only(switch, **options):
+    """programs() with this switch on and the other new ones off (so its constructs are frequent)."""
+    return programs(**{name: name == switch for name in SWITCHES}, **options)
+
+
+@pytest.mark.parametrize("switch", SWITCHES)
+def test_each_switch_draws_its_constructs(switch):
+    wanted, pattern = CONSTRUCTS[switch]
+    seen, sources = set(), []
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(_only(switch, max_statements=10))
+    def collect(program):
+        seen.update(program.constructs)
+        if wanted & program.constructs:
+            sources.append(program.source)
+        compile(program.source, "<generated>", "exec")
+
+    collect()
+    assert sorted(wanted - seen) == []
+    assert any(re.search(pattern, source) for source in sources)
+
+
+@pytest.mark.parametrize("switch", SWITCHES)
+def test_a_switch_off_draws_none_of_them(switch):
+    wanted, _ = CONSTRUCTS[switch]
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(programs(**{switch: False}))
+    def collect(program):
+        assert not wanted & program.constructs
+
+    collect()
+
+
+@pytest.mark.parametrize("switch", SWITCHES)
+def test_a_short_soak_of_each_switch_passes(switch):
+    wanted, _ = CONSTRUCTS[switch]
+    used = []
+
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(_only(switch))
+    def run(program):
+        with program:
+            check_program(program)
+            used.append(bool(wanted & program.constructs))
+
+    run()
+    assert sum(used) >= 3, used  # checked programs that use the switch's constructs
+
+
+def test_the_generated_program_does_not_write_to_stdout(capsys):
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(_only("effects"))
+    def run(program):
+        with program:
+            program.function(*program.arguments)
+
+    run()
+    assert capsys.readouterr().out == ""
+
+
+# --- found by the generator --------------------------------------------------------------------
+
+
+def inline_logger(x):
+    logging.getLogger("cpsgrad.tests.generated").debug(x)
+    return x * 2.0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=cpsgrad.UnsupportedError,
+    reason="a call for its effect on a method of an inline call's result (logging.getLogger(...).debug(x)) "
+    "is refused as 'method call t1.debug' of a local: normalize hoists getLogger(...) into a temporary; "
+    "LOGGER.debug(x) of a module-level logger works",
+)
+def test_a_logger_got_inline_is_called_for_its_effect():
+    assert cpsgrad.grad(inline_logger)(0.5) == 2.0
+
+
+# Found by the soak of seed 2000 (chunk 2001), shrunk by deleting lines: a handler that re-raises
+# (`raise`) after an if/elif whose tests read the matrix, inside an outer try that catches it.
+RERAISE_AFTER_ELIF = 'import math\nimport logging\nimport numpy as np\nLOGGER0 = logging.getLogger("cpsgrad.generated")\ndef h0(c):\n        d2 = {"a": -1.0, "b": sum([(e1 * i3) for i3 in range(0)], 0.5)}\ndef r1(u, depth):\n        return h0((u, depth, u,))\ndef f(x0, x1, m, n):\n    LOGGER0.debug("values: %s", (x0 if m[::-1][-1, -1] < float(n) else np.mean(m.T)))\n    try:\n        try:\n                raise ValueError("drawn")\n        except ValueError:\n            if np.sum(m, axis=0)[0] < (np.mean(m.reshape(9).reshape(3, 3)[2]) * float(n)):\n                w17 = m.T.T[0]\n            elif (math.tanh(x0) <= 1.5 or n > 1):\n                t18 = [m[-1], np.maximum(np.maximum(np.mean(m.reshape(3, 3), axis=1), m[::-1][1]), np.maximum(m.reshape(9).reshape(3, 3)[1], np.transpose(m)[2])), m[-1]]\n            elif n % 2 == 0:\n                    a24 = a23 * a23\n            raise\n    except ValueError:\n        a25 = a26 = h0([x0, np.mean(m[-1]), x0])\n'
+RERAISE_ARGUMENTS = (
+    0.0173,
+    -0.6909566706983001,
+    np.array(
+        [
+            [-1.3651768691355635, 0.1, 0.07798851331598344],
+            [0.4346910530033763, -0.5891500164414178, 0.042986305931131924],
+            [1.404768333585836, -1.4886199082591345, -0.06102492929177705],
+        ]
+    ),
+    2,
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=UnboundLocalError,
+    reason="value_and_grad raises UnboundLocalError: cannot access local variable 'try_2_error' (an internal "
+    "name of the exception region) where the function returns None",
+)
+def test_a_reraise_after_an_elif_to_an_outer_try():
+    program = Program(RERAISE_AFTER_ELIF, RERAISE_ARGUMENTS, (0, 1, 2), frozenset({"reraise"}))
+    with program:
+        assert program.function(*RERAISE_ARGUMENTS) is None
+        cpsgrad.value_and_grad(program.function, argnums=(0, 1, 2))(*RERAISE_ARGUMENTS)
