@@ -23,6 +23,7 @@ the consumer's rewrite in the fold's normalize).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import inspect
 import types
@@ -33,6 +34,7 @@ from cpsgrad.errors import SourceLocation, UnsupportedError
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
 from cpsgrad.transforms import source as source_module
 from cpsgrad.transforms.bindings import ends_in_jump
+from cpsgrad.transforms.generator_scopes import Preserving
 from cpsgrad.transforms.naming import Namer, names_in
 
 ATTRIBUTE = "__cpsgrad_fold__"
@@ -82,7 +84,9 @@ def fold_definition(generator: types.FunctionType, at: SourceLocation | None) ->
         own=None,
         positional_defaults=len(generator.__defaults__ or ()),
         keyword_defaults=tuple(p.name.value for p in params.kwonly_params if p.name.value in kwdefaults),
-        source=dataclasses.replace(read, definition=definition, positions=read.positions),
+        source=dataclasses.replace(
+            read, definition=definition, positions=collections.ChainMap(rewriter.moved, read.positions)
+        ),
         location=read.location(read.definition) or SourceLocation(read.filename, read.first_line, 1),
     )
     DEFINITIONS[compiled] = made
@@ -99,10 +103,11 @@ def _compile(definition: cst.FunctionDef, globals_: dict, filename: str) -> type
     return next(c for c in module.co_consts if isinstance(c, types.CodeType))
 
 
-class _Fold(cst.CSTTransformer):
+class _Fold(Preserving):
     """`yield v` -> the consumer's call and the stop test; `return r` -> `return 0, state, r`."""
 
     def __init__(self, read, fresh: dict[str, str], names: Namer):
+        super().__init__(read.positions, {})
         self.read = read
         self.names = names
         self.fresh = fresh
@@ -145,19 +150,19 @@ class _Fold(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original, updated):
         out: list[cst.BaseStatement] = []
         pending: list[cst.BaseSmallStatement] = []
-        for small in updated.body:
+        for small in original.body:  # nothing in a simple statement is rewritten: the originals keep their positions
             replaced = self.small(small)
             if replaced is None:
                 pending.append(small)
                 continue
             if pending:
-                out.append(updated.with_changes(body=pending))
+                out.append(original.with_changes(body=pending))
                 pending = []
             out += replaced
         if not out:
             return updated
         if pending:
-            out.append(updated.with_changes(body=pending))
+            out.append(original.with_changes(body=pending))
         return cst.FlattenSentinel(out)
 
     def small(self, node: cst.BaseSmallStatement) -> list | None:

@@ -32,6 +32,33 @@ def calls(root: cst.CSTNode):
         pending += [c for c in children(node) if not isinstance(c, (cst.FunctionDef, cst.Lambda))]
 
 
+class Preserving(cst.CSTTransformer):
+    """A transformer that keeps every node it does not change (libcst rebuilds each one), so file
+    positions keyed by node still find them; a node rebuilt around a change gets its original's
+    position (`moved`, laid over the source's positions)."""
+
+    def __init__(self, positions, moved: dict):
+        super().__init__()
+        self.positions = positions
+        self.moved = moved
+        self.changed: list[bool] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.changed.append(False)
+        return super().on_visit(node)
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        changed = self.changed.pop()
+        if result is updated and not changed:
+            return original
+        if self.changed:
+            self.changed[-1] = True
+        if isinstance(result, cst.CSTNode) and original in self.positions:
+            self.moved.setdefault(result, self.positions[original])
+        return result
+
+
 def walk_all(root: cst.CSTNode):
     """Every node of `root`, nested definitions' bodies excepted."""
     pending = [root]

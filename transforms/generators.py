@@ -64,8 +64,9 @@ def lift(read: FunctionSource) -> closures.Lifted:
     return lifted
 
 
-class _Consumers(cst.CSTTransformer):
+class _Consumers(scopes.Preserving):
     def __init__(self, read: FunctionSource):
+        super().__init__(read.positions, {})
         self.read = read
         self.original = read.definition
         code = read.function.__code__
@@ -76,7 +77,6 @@ class _Consumers(cst.CSTTransformer):
         self.generated: set[str] = set()
         self.definitions: dict[str, Definition] = {}
         self.bindings: dict[str, object] = {}
-        self.moved: dict = {}
 
     # ---- what is a generator call ---------------------------------------------------------------
     def generator(self, node: cst.BaseExpression):
@@ -292,7 +292,7 @@ class _Consumers(cst.CSTTransformer):
         label = self.fresh(f"for_{syntax.dotted_name(call.func).replace('.', '_')}")
         names = {k: self.fresh(f"{label}_{k}") for k in ("item", "env", "state", "fold", "flag", "value")}
         packed = _tuple(state)
-        jumps = _Jumps(packed)
+        jumps = _Jumps(packed, self.read.positions, self.moved)
         rewritten = [s.visit(jumps) for s in body]
         head = []
         if env:
@@ -371,10 +371,11 @@ class _Consumers(cst.CSTTransformer):
         return made
 
 
-class _Jumps(cst.CSTTransformer):
+class _Jumps(scopes.Preserving):
     """The loop body's own `break`/`continue`, and every `return`, as the consumer's returns."""
 
-    def __init__(self, state: cst.Tuple):
+    def __init__(self, state: cst.Tuple, positions, moved: dict):
+        super().__init__(positions, moved)
         self.state = state
         self.depth = 0
         self.returns = False
