@@ -185,3 +185,17 @@ def test_the_stages_are_valid_python_and_readable():
     assert "generator_fold(def_fold_logged, logged)" in text and "def logged(consumer" in text
     final = cpsgrad.show(consumer_break)
     compile(final.split("\n# ----")[0], "<final>", "exec")
+
+
+def last_of(x, n):
+    for v in logged([x, x][:n], 2.0):
+        last = v * x
+    return last
+
+
+def test_a_variable_first_bound_in_the_loop_is_unbound_after_an_empty_one_as_in_python():
+    assert cpsgrad.value_and_grad(last_of)(1.5, 2) == (last_of(1.5, 2), 6.0)
+    with pytest.raises(UnboundLocalError, match="'last'"):
+        last_of(1.5, 0)
+    with pytest.raises(UnboundLocalError, match="'last'"):
+        cpsgrad.grad(last_of)(1.5, 0)
