@@ -34,6 +34,7 @@ from tests.corpus import (
     container_programs,
     everyday_programs,
     exception_programs,
+    generator_programs,
     scalar_programs,
     starred_programs,
     write_programs,
@@ -49,6 +50,7 @@ CORPORA = {
     "everyday": everyday_programs,
     "starred": starred_programs,
     "exceptions": exception_programs,
+    "generators": generator_programs,
 }
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
 LARGE_ENOUGH = {
@@ -61,6 +63,7 @@ LARGE_ENOUGH = {
     "everyday": (9, 5),
     "starred": (13, 10),
     "exceptions": (24, 7),
+    "generators": (15, 10),
 }
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9

@@ -16,9 +16,9 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.TryStar: ("try/except* statement", "exception groups are not supported; catch the group with except"),
     cst.Yield: (
         "yield",
-        "generator functions (yield, yield from) are not differentiated yet, neither differentiated themselves nor "
-        "called from differentiated code; return a list of the values instead (return [x * w for x in xs]) "
-        "and iterate over it, or compute the values in the caller's loop",
+        "a differentiated function cannot be a generator (grad needs one value); differentiate a function "
+        "that consumes it (s = sum(gen(...)), for v in gen(...): ...). A generator is differentiated only as "
+        "a module-level function iterated where it is called, by its name (docs/python-support.md, Generators)",
     ),
     cst.Await: ("await", "coroutines cannot be differentiated; write synchronous code"),
     cst.Global: (
@@ -53,7 +53,7 @@ class Fence(cst.CSTVisitor):
         return super().on_visit(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == "cpsgrad_runtime":
+        if node.value == "cpsgrad_runtime" and node in self.source.positions:  # not the passes' own (generators.py)
             self.reject(node, "the name cpsgrad_runtime", "it is reserved for cpsgrad's generated code; rename it")
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:

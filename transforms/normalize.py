@@ -22,11 +22,11 @@ import libcst as cst
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import (
     assignment_expressions,
-    closures,
     comprehensions,
     containers,
     evaluation_order,
     exceptions,
+    generators,
     lists,
     naming,
     sets,
@@ -79,7 +79,7 @@ class Normalized:
 def normalize(source: FunctionSource) -> Normalized:
     """Rewrite `source`'s function into the core language (its nested defs and lambdas first
     replaced by the calls that make them, transforms/closures.py)."""
-    lifted = closures.lift(source)
+    lifted = generators.lift(source)  # loops over generators first (transforms/generators.py)
     normalizer = _Normalizer(lifted.source, frozenset(lifted.definitions))
     normalized = normalizer.run()
     normalized.definitions = lifted.definitions

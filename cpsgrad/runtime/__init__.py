@@ -88,6 +88,7 @@ from cpsgrad.runtime.containers import (
 from cpsgrad.runtime.effects import frozen
 from cpsgrad.runtime.elementwise import array_divide, divide, quotient
 from cpsgrad.runtime.exceptions import caught, enter, entering, exit_of, exit_with, matches
+from cpsgrad.runtime.generators import generator_fold
 from cpsgrad.runtime.indexing import (
     index_adjoint,
     index_concatenate,
@@ -204,6 +205,7 @@ __all__ = [
     "lend",
     "logsumexp_adjoint",
     "make_function",
+    "generator_fold",
     "make_partial",
     "matches",
     "matmul_left",
