@@ -33,7 +33,12 @@ def test_generated_programs(program):
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs(numpy=False, containers=False, recursion=False, max_helpers=0))
+@given(
+    programs(
+        numpy=False, containers=False, recursion=False, max_helpers=0,
+        starred=False, exceptions=False, walrus=False, sets=False, effects=False, mutation=False,
+    )
+)
 def test_arithmetic_and_control_flow_only(program):
     with program:
         assert "np." not in program.source and "[" not in program.source

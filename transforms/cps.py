@@ -150,7 +150,8 @@ class _Converter:
         definition = normalized.definition
         assigned = {n for targets, _ in assignments(definition.body.body) for n in targets}
         self.order = _first_appearance(normalized.parameters, definition)
-        self.locals = set(self.order)
+        self.order += [name for name in regions.error_names(definition) if name not in self.order]
+        self.locals = set(self.order)  # (the except names too: liveness memoizes what each statement reads)
         self.invariants = [p for p in normalized.parameters if p not in assigned]
         self.liveness = _Liveness(self.locals)
         self.continuations: list[Continuation] = []

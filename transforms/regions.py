@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import syntax, walk
 from cpsgrad.transforms.activity import assignments
 
 if TYPE_CHECKING:
@@ -68,6 +68,15 @@ class Guard(Branch):
     @property
     def statement(self):
         return self.origin
+
+
+def error_names(definition: cst.FunctionDef) -> list[str]:
+    """The names normalized trys bind their exception to (`except BaseException as try_1_error`)."""
+    return [
+        node.name.name.value
+        for node in walk.nodes(definition.body)
+        if isinstance(node, cst.ExceptHandler) and node.name is not None and isinstance(node.name.name, cst.Name)
+    ]
 
 
 def live(context: _Context) -> set[str]:

@@ -28,7 +28,9 @@ def write_statement(builder, indent: str, variable) -> list[str]:
         made = _buffer(builder, indent)  # a new buffer, written at once
         return made + _write(builder, indent, builder.last_buffer)
     target = builder.choose(buffers)
-    if builder.draw(st.integers(0, 15)) == 0 and "v" in fn.variables(VECTOR):
+    if builder.draw(st.integers(0, 15)) == 0 and "v" in fn.variables(VECTOR) and fn.name != "f":
+        # a helper writing into its vector parameter: the caller's, refused at the call where the
+        # caller reads it again (the entry's own argument would change between check_grad's calls)
         builder.note("write-argument")
         target = "v"
     return _write(builder, indent, target)
@@ -106,9 +108,14 @@ def _buffer(builder, indent: str) -> list[str]:
 
 def refused_write(constructs, error) -> bool:
     """Whether `error` is cpsgrad's refusal of a write that another name, or the caller, would see
-    (transforms/aliasing.py), in a program that writes."""
+    (transforms/aliasing.py, runtime/writes.py), in a program that writes; or of a call for its
+    effect given a value the function reads again (transforms/effects.py)."""
+    if "effect" in constructs and "for its effect" in error.construct and " again" in error.advice:
+        return True
     return bool(constructs & {"write", "write-argument"}) and (
         "after a write into the array it shares" in error.construct
         or error.construct == "assignment into an element of an argument or a global"
         or "augmented assignment changes an array in place" in error.advice
+        or "writes into the array of its parameter" in error.advice
+        or "is also passed as argument" in error.advice
     )
