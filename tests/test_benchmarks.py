@@ -35,3 +35,12 @@ def test_tree_benchmark_quick_run_agrees_with_hand_written_gradient():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "| binary Tree-LSTM, 25 leaves" in result.stdout
     assert "ERROR" not in result.stdout and "WRONG" not in result.stdout
+
+
+def test_writes_benchmark_quick_run_agrees_with_the_hand_written_adjoint():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "writes.py"), "--quick", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "| 1000 |" in result.stdout and "WRONG" not in result.stdout

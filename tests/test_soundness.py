@@ -33,6 +33,7 @@ WITHOUT_ADJOINT = {
     "lower", "transposed", "trans", "unit_diagonal", "assume_a",  # scipy.linalg: which triangle / form, flags
     "overwrite_a", "overwrite_b", "check_finite", "disp", "blocksize",  # scipy.linalg's options
     "method",  # scipy.signal.convolve / correlate: direct or fft, the same result
+    "matched",  # xs.remove(v): v is only compared with the elements (piecewise constant)
 }
 
 

@@ -98,10 +98,10 @@ def inserted_at(items, index, value):
 
 
 @rule(cpsgrad_runtime.removed_value)
-def removed_value(items, value):
-    y = cpsgrad_runtime.removed_value(items, value)
+def removed_value(items, matched):
+    y = cpsgrad_runtime.removed_value(items, matched)
     y_d = yield y
-    items_d += cpsgrad_runtime.removed_value_adjoint(items, value, y_d)
+    items_d += cpsgrad_runtime.removed_value_adjoint(items, matched, y_d)
 
 
 @rule(cpsgrad_runtime.reversed_list)
