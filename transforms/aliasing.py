@@ -283,7 +283,7 @@ class _Analysis(Sharing):
         foreign = self.foreign([output])
         if foreign:
             self.fail(statement, "assignment into an element of an argument or a global", foreign)
-        written = self.statements[id(statement)].body[0].value
+        written = statement.body[0].value
         active = name in self.active or any(
             isinstance(a.value, cst.Name) and a.value.value in self.active for a in written.args
         )

@@ -21,7 +21,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax, walk
+from cpsgrad.transforms import rewriting, syntax, walk
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.normalize import Normalized
 from cpsgrad.transforms.resolve import Resolver
@@ -37,8 +37,7 @@ def rewrite(normalized: Normalized, active: set[str], resolver: Resolver) -> boo
     definition = normalized.definition.visit(rewriter)
     if not rewriter.changed:
         return False
-    normalized.superseded.append(normalized.definition)  # its statements' ids stay theirs (origins)
-    normalized.definition = definition
+    rewriting.replace(normalized, definition)
     return True
 
 
@@ -46,9 +45,9 @@ def _runtime(name: str) -> cst.Attribute:
     return cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name(name))
 
 
-class _Rewriter(cst.CSTTransformer):
+class _Rewriter(rewriting.Rewriter):
     def __init__(self, normalized: Normalized, active: set[str], resolver: Resolver):
-        self.normalized = normalized
+        super().__init__(normalized)
         self.active = active
         self.resolver = resolver
         self.namer = Namer(names_in(normalized.definition))
@@ -140,13 +139,3 @@ class _Rewriter(cst.CSTTransformer):
         self.normalized.origins[id(statement)] = origin
         out.append(statement)
         return cst.Name(name)
-
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt if or while keeps its way back
-            origins, labels = self.normalized.origins, self.normalized.loop_labels
-            if id(original) in origins:
-                origins[id(result)] = origins[id(original)]
-            if id(original) in labels:
-                labels[id(result)] = labels[id(original)]
-        return result

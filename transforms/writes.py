@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import rewriting, syntax
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -198,14 +198,13 @@ def rewrite_updates(normalized, updates: set[int]) -> bool:
         return False
     rewriter = _Updates(normalized, updates)
     definition = normalized.definition.visit(rewriter)
-    normalized.superseded.append(normalized.definition)  # its statements' ids stay theirs (origins)
-    normalized.definition = definition
+    rewriting.replace(normalized, definition)
     return True
 
 
-class _Updates(cst.CSTTransformer):
+class _Updates(rewriting.Rewriter):
     def __init__(self, normalized, updates: set[int]):
-        self.normalized = normalized
+        super().__init__(normalized)
         self.updates = updates
         self.namer = Namer(names_in(normalized.definition))
 
@@ -228,13 +227,3 @@ class _Updates(cst.CSTTransformer):
                 self.normalized.origins[id(new)] = origin
             body += [computed, written]
         return updated.with_changes(body=body)
-
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt if or while keeps its way back
-            origins, labels = self.normalized.origins, self.normalized.loop_labels
-            if id(original) in origins:
-                origins[id(result)] = origins[id(original)]
-            if id(original) in labels:
-                labels[id(result)] = labels[id(original)]
-        return result

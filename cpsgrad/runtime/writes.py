@@ -62,6 +62,13 @@ def close_writes(outer) -> None:
     _books.written, _books.final = outer
 
 
+def _note_written(target) -> None:
+    """Remember `target` for the run's end (`keep_final_writes`, `close_writes`)."""
+    written_now = getattr(_books, "written", None)
+    if written_now is not None:
+        written_now.setdefault(id(target), target)
+
+
 def _snapshot(target):
     return target.copy()
 
@@ -99,9 +106,7 @@ def updated(target, value):
 def overwritten_update(target):
     """What `updated(target, ...)` is about to overwrite: all of an array; nothing of a number."""
     if type(target) is _ndarray:
-        written_now = getattr(_books, "written", None)
-        if written_now is not None:
-            written_now.setdefault(id(target), target)
+        _note_written(target)
         return target.copy()
     return None
 
@@ -125,9 +130,7 @@ def update_adjoint(adjoint, target, value):
 
 def overwritten(target, key):
     """A copy of what `target[key] = ...` is about to overwrite (only that part)."""
-    written_now = getattr(_books, "written", None)
-    if written_now is not None:
-        written_now.setdefault(id(target), target)
+    _note_written(target)
     kind = type(target)
     if kind is _ndarray:
         part = target[key]
