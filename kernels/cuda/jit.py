@@ -7,9 +7,14 @@ float64; at run time numba compiles lazily for the argument types it sees.
 
 from types import ModuleType, SimpleNamespace
 
-from numba import cuda
+from numba import config, cuda
 
 from cpsgrad.kernels.formulas import compile_with
+
+if config.ENABLE_CUDASIM:
+    from cpsgrad.kernels.cuda.simulator import make_shared_arrays_atomic
+
+    make_shared_arrays_atomic()
 
 THREADS = 128
 """Threads per block of the elementwise launches: a power of two, at most ``MAX_THREADS``. Tests lower it
