@@ -273,3 +273,44 @@ def test_the_scipy_rules_load_once_scipy_is_imported():
         "assert cpsgrad.grad(scipy.stats.norm.logpdf)(1.0) == -1.0\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+_SINGULAR = np.diag([1.0, 1.0, 0.0, 0.0])  # variance in the first two dimensions only
+
+
+def _on_support(x, mean):
+    return np.concatenate([x[:2], mean[2:]])  # autograd's test_mvn_sing_cov: x varies where cov does
+
+
+def singular_logpdf(x, mean):
+    return scipy.stats.multivariate_normal.logpdf(_on_support(x, mean), mean, _SINGULAR, allow_singular=True)
+
+
+def singular_pdf(x, mean):
+    return scipy.stats.multivariate_normal.pdf(_on_support(x, mean), mean, _SINGULAR, allow_singular=True)
+
+
+def singular_frozen_logpdf(x, mean):
+    return scipy.stats.multivariate_normal(np.zeros(4), _SINGULAR, allow_singular=True).logpdf(_on_support(x, mean))
+
+
+def in_a_singular_covariance(x, cov):
+    return scipy.stats.multivariate_normal.logpdf(x, np.zeros(4), cov, allow_singular=True)
+
+
+def in_a_regular_covariance(x, a):
+    return scipy.stats.multivariate_normal.logpdf(x, np.zeros(4), a @ a.T + np.eye(4), allow_singular=True)
+
+
+def test_multivariate_normal_with_a_singular_covariance():
+    """x and mean by scipy's pseudo-inverse (its density is constant off the covariance's range);
+    the singular covariance itself is refused: there its rank, and the density, jump."""
+    rng = np.random.default_rng(4)
+    x, mean = rng.standard_normal(4), rng.standard_normal(4)
+    for function in (singular_logpdf, singular_pdf, singular_frozen_logpdf):
+        check_grad(function, x, mean, argnums=(0, 1))
+    gradient = cpsgrad.grad(singular_logpdf)(x, mean)
+    np.testing.assert_allclose(gradient, [mean[0] - x[0], mean[1] - x[1], 0.0, 0.0])
+    with pytest.raises(cpsgrad.UnsupportedError, match="allow_singular=True: the covariance is singular"):
+        cpsgrad.grad(in_a_singular_covariance, argnums=1)(x, _SINGULAR)
+    check_grad(in_a_regular_covariance, x, rng.standard_normal((4, 4)), argnums=(0, 1))

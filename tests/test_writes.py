@@ -225,3 +225,69 @@ def test_a_callee_writing_into_what_its_caller_still_reads_is_refused_at_the_cal
     with pytest.raises(cpsgrad.UnsupportedError, match=message) as raised:
         cpsgrad.grad(function)(np.array([0.3, -0.2, 0.5]))
     assert raised.value.location is not None and raised.value.location.filename == __file__
+
+
+# ---- copies of containers, and calls through *args: what a write shares ---------------------------
+
+
+def _halved(fun, position):
+    """A wrapper in the form of autograd's test helper `symmetrize_matrix_arg`."""
+
+    def wrapped(*args):
+        args = list(args)  # a new list: writing its slot changes nobody's tuple
+        args[position] = 0.5 * (args[position] + args[position].T)
+        return fun(*args)
+
+    return wrapped
+
+
+def _matrix_loss(a, m):
+    return np.sum(np.tanh(a @ m))
+
+
+_SYMMETRIZED = _halved(_matrix_loss, 1)
+
+
+def calls_a_symmetrizing_wrapper(a, m):
+    return _SYMMETRIZED(a, m)
+
+
+def copies_then_writes_a_slot(a, b):
+    pair = (a, b)
+    copied = list(pair)
+    copied[0] = 3.0 * b
+    return np.sum(pair[0] * copied[0]) + np.sum(copied[1])
+
+
+def test_a_write_into_a_list_copied_from_star_arguments_differentiates():
+    rng = np.random.default_rng(0)
+    a, m = rng.standard_normal(3), rng.standard_normal((3, 3))
+    check_grad(calls_a_symmetrizing_wrapper, a, m, argnums=(0, 1))
+    check_grad(copies_then_writes_a_slot, a, rng.standard_normal(3), argnums=(0, 1))
+    # `cpsgrad show` shows the wrapper's program (it crashed on a callee with *args)
+    assert "= cpsgrad_runtime.written(args_1, position, t" in cpsgrad.show(calls_a_symmetrizing_wrapper, argnums=(0, 1))
+
+
+_GLOBAL_ARRAYS = [np.zeros(3)]
+
+
+def writes_an_element_of_a_copied_list(xs, w):
+    copied = list(xs)
+    first = copied[0]
+    first[1] = w  # the array is xs's own element: the caller's, changed as Python changes it
+    return np.sum(first * first)
+
+
+def writes_an_element_of_a_copied_global_list(w):
+    copied = list(_GLOBAL_ARRAYS)
+    first = copied[0]
+    first[1] = w
+    return np.sum(first * first)
+
+
+def test_the_items_of_a_copied_list_are_still_the_originals():
+    xs = [np.zeros(3)]
+    assert cpsgrad.grad(writes_an_element_of_a_copied_list, argnums=1)(xs, 2.0) == 4.0
+    np.testing.assert_array_equal(xs[0], [0.0, 2.0, 0.0])  # the caller sees the write
+    with pytest.raises(cpsgrad.UnsupportedError, match="the global or free variable _GLOBAL_ARRAYS's"):
+        cpsgrad.grad(writes_an_element_of_a_copied_global_list)(2.0)

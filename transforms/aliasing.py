@@ -124,6 +124,7 @@ class _Analysis(Sharing):
         self.contains: set = set()  # (container, element): a tuple, list or dict holding a value
         self.shallow: set = set()  # (copy, original): a container's .copy() holds the original's elements
         self.displays: dict = {}  # a display's definition -> per position, the definitions of its elements
+        self.copies: dict = {}  # a definition of `list(c)`, `tuple(c)`, ... -> the definitions of c
         self.origin_of: dict = {}  # definition -> (kind, name) for parameters and globals
         self.old: dict[int, list] = {}  # id(`x = x op y`) -> the definitions of x it replaces
         self.marking = False  # pass 2: stale marks and refusals
@@ -278,6 +279,8 @@ class _Analysis(Sharing):
         old = self.reaching(name, before)
         for definition in old:
             self.same.union(output, definition)
+        if old and all(definition in self.copies for definition in old):  # still the list it was
+            self.copies[output] = [original for definition in old for original in self.copies[definition]]
         if not self.marking:
             return
         foreign = self.foreign([output])

@@ -386,7 +386,15 @@ def _static_callee(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...
         return None
     own = [value for name, value in target.keywords if name not in site.keywords]
     values = [*map(kinds.of, target.prefix), *site.kinds, *map(kinds.of, own), *map(kinds.of, plan.defaults)]
+    values += [_pack_kind(pack, slots, values) for pack, slots in plan.packs]  # *args, **kwargs: after the rest
     return target.function, plan.argnums, tuple(values[i] for i in plan.order)
+
+
+def _pack_kind(pack: str, slots: tuple, values: list) -> str:
+    """The kind of a `*args` tuple (`kinds.of` of the tuple the call packs) or a `**kwargs` dict."""
+    if pack == "args" and len(slots) <= kinds.MAX_CHECKED_LENGTH and all(values[i] == kinds.NUMBER for i in slots):
+        return kinds.NUMBERS
+    return kinds.ANY
 
 
 def _run(

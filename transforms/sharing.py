@@ -3,8 +3,8 @@ analysis (transforms/aliasing.py) keeps between definitions.
 
 `same`: definitions that may be the same array or overlap in memory (a name copy, a subscript,
 an attribute, a view function or method, a call cpsgrad cannot see into: its result may be an
-argument); `contains`: a tuple, list or dict holding a value; `shallow`: a container's `.copy()`,
-which holds the original's elements. numpy's functions, operators and an array's `.copy()` make
+argument); `contains`: a tuple, list or dict holding a value; `shallow`: a container's `.copy()`
+or `list(c)`, `tuple(c)`, `dict(c)`, `sorted(c)`, which hold the original's elements. numpy's functions, operators and an array's `.copy()` make
 new values; numbers share nothing.
 """
 
@@ -15,6 +15,7 @@ import builtins
 import libcst as cst
 import numpy as np
 
+from cpsgrad.runtime.starred import spread
 from cpsgrad.transforms import syntax
 
 # numpy functions and array methods whose result may share memory with an argument
@@ -37,6 +38,8 @@ _FRESH_BUILTINS = {
     for name in "len abs float int round sum range isinstance print bool str repr divmod pow hash id format".split()
 }
 _FRESH_MODULES = ("numpy", "scipy", "math", "cpsgrad.nn", "_operator", "operator")
+# builtins making a new container of their argument's elements (a shallow copy: the elements are shared)
+_COPYING_BUILTINS = {builtins.list, builtins.tuple, builtins.dict, builtins.sorted, builtins.set, builtins.frozenset}
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})  # not changed by a write
 _GLOBAL = "global"
 
@@ -59,7 +62,7 @@ class Sets:
 
 
 class Sharing:
-    """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`,
+    """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`, `copies`,
     `numbers`, `locals`, `origin_of`, `resolver`, `fresh_callee`)."""
 
     def relate(self, definition, value: cst.BaseExpression, state: dict) -> None:
@@ -88,7 +91,15 @@ class Sharing:
         arguments = [d for a in call.args for d in self.reaching_root(a.value, state)]
         callee = call.func
         primitive = self.resolver.resolve(callee)
+        if primitive is spread and call.args:  # `cpsgrad_runtime.spread(f, args, ...)`: the call `f(*args, ...)`
+            self.relate_spread(definition, call, state)
+            return
         if primitive is not None:
+            if primitive in _COPYING_BUILTINS and not any(a.keyword for a in call.args):
+                self.copies[definition] = arguments
+                for argument in arguments:
+                    self.shallow.add((definition, argument))
+                return
             if primitive in _VIEW_FUNCTIONS or (primitive is np.array and any(a.keyword for a in call.args)):
                 for argument in arguments:
                     self.same.union(definition, argument)
@@ -109,9 +120,24 @@ class Sharing:
         for argument in arguments:  # what cpsgrad cannot see into may return an argument or a part of one
             self.element_of(definition, argument, None)
 
+    def relate_spread(self, definition, call: cst.Call, state: dict) -> None:
+        """`definition = spread(f, args, *mappings)`: a new value if `f` returns new values, else
+        any argument: one of the elements of `args` and of the mappings, or what `f` holds."""
+        primitive = self.resolver.resolve(call.args[0].value)
+        if primitive is not None and (_fresh(primitive) or self.returns_fresh(primitive)):
+            return
+        for argument in call.args:
+            for packed in self.reaching_root(argument.value, state):
+                self.element_of(definition, packed, None)
+
     def element_of(self, definition, whole, position: int | None) -> None:
         """`definition` is `whole[position]` (any element where `position` is None): one of the
         display's elements, or, of anything else, a part (an array's view) or any element."""
+        originals = self.copies.get(whole)
+        if originals is not None:  # an item of `list(c)` is an item of c (not a view of the list)
+            for original in originals:
+                self.element_of(definition, original, None)
+            return
         parts = self.displays.get(whole)
         if parts is not None and position is not None and -len(parts) <= position < len(parts):
             for element in parts[position]:

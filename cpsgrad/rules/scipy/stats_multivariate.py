@@ -5,8 +5,10 @@ A frozen distribution's parameters were fixed when it was made: its methods are 
 x only (a frozen poisson's pmf has no rule: its counts are integers). A distribution frozen from differentiable parameters is refused where it is made (see
 `registry.advice`): write `scipy.stats.norm.logpdf(x, loc, scale)` instead.
 
-multivariate_normal's backward solves with the covariance directly (numpy.linalg), and gives the
-covariance the symmetric gradient (autograd's): -(C^-1 - C^-1 r r^T C^-1) / 2 per point.
+multivariate_normal's backward inverts the covariance (numpy.linalg), and gives the covariance the
+symmetric gradient (autograd's): -(C^-1 - C^-1 r r^T C^-1) / 2 per point. With allow_singular=True
+and a singular covariance, x and mean are differentiated with scipy's pseudo-inverse (the density is
+constant off the covariance's range) and the covariance is refused (no derivative there).
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
@@ -15,6 +17,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.registry import rule
 from cpsgrad.rules.scipy.stats import CONTINUOUS, density_adjoint
 from cpsgrad.runtime.adjoints import is_zero
@@ -51,20 +54,20 @@ def dirichlet_pdf(x, alpha):
 def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     y = scipy.stats.multivariate_normal.logpdf(x, mean, cov, allow_singular)
     y_d = yield y
-    x_g, mean_g, cov_g = normal_adjoints(y_d, y, x, mean, cov, False)
+    x_g, mean_g = normal_point_adjoints(y_d, y, x, mean, cov, allow_singular, False)
     x_d += x_g
     mean_d += mean_g
-    cov_d += cov_g
+    cov_d += normal_covariance_adjoint(y_d, y, x, mean, cov, allow_singular, False)
 
 
 @rule(scipy.stats.multivariate_normal.pdf)
 def multivariate_normal_pdf(x, mean=None, cov=1, allow_singular=False):
     y = scipy.stats.multivariate_normal.pdf(x, mean, cov, allow_singular)
     y_d = yield y
-    x_g, mean_g, cov_g = normal_adjoints(y_d, y, x, mean, cov, True)
+    x_g, mean_g = normal_point_adjoints(y_d, y, x, mean, cov, allow_singular, True)
     x_d += x_g
     mean_d += mean_g
-    cov_d += cov_g
+    cov_d += normal_covariance_adjoint(y_d, y, x, mean, cov, allow_singular, True)
 
 
 # ---- frozen distributions: in x only -------------------------------------------------------------
@@ -116,14 +119,14 @@ def frozen_logsf(self, x):
 def frozen_normal_logpdf(self, x):
     y = self.logpdf(x)
     y_d = yield y
-    x_d += normal_adjoints(y_d, y, x, self.mean, self.cov, False)[0]
+    x_d += normal_point_adjoints(y_d, y, x, self.mean, self.cov, self.allow_singular, False)[0]
 
 
 @rule(multivariate_normal_frozen.pdf)
 def frozen_normal_pdf(self, x):
     y = self.pdf(x)
     y_d = yield y
-    x_d += normal_adjoints(y_d, y, x, self.mean, self.cov, True)[0]
+    x_d += normal_point_adjoints(y_d, y, x, self.mean, self.cov, self.allow_singular, True)[0]
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -163,11 +166,9 @@ def dirichlet_adjoint(wrt: str, adjoint, y, x, alpha, density: bool):
     return unbroadcast(np.sum(slopes.reshape(full.shape[0], -1), axis=1), alpha)
 
 
-def normal_adjoints(adjoint, y, x, mean, cov, density: bool):
-    """(x's, mean's, cov's adjoints) in multivariate_normal.logpdf(x, mean, cov) (`density`: in
-    pdf). x holds points along its last axis (or, in one dimension, one point per element)."""
-    if is_zero(adjoint):
-        return 0.0, 0.0, 0.0
+def _normal_parts(adjoint, y, x, mean, cov, allow_singular: bool, density: bool):
+    """(the covariance matrix, its (pseudo-)inverse, the points' residuals times it (one row per
+    point), the per-point output adjoints, whether the covariance is singular)."""
     covariance = cov.covariance if hasattr(cov, "covariance") else np.asarray(cov, dtype=np.float64)
     mean_ = np.zeros(()) if mean is None else np.asarray(mean, dtype=np.float64)
     dimension = max(mean_.size, covariance.shape[0] if covariance.ndim else 1)
@@ -176,14 +177,50 @@ def normal_adjoints(adjoint, y, x, mean, cov, density: bool):
     points = np.asarray(x, dtype=np.float64).reshape(-1, dimension)
     g = np.broadcast_to(adjoint * y if density else adjoint, np.shape(y)).reshape(-1)
     residuals = points - np.broadcast_to(mean_, (dimension,))
-    solved = np.linalg.solve(covariance, residuals.T).T  # C^-1 r, one row per point
+    inverse, singular = _precision(covariance, allow_singular and not hasattr(cov, "covariance"))
+    return covariance, inverse, residuals @ inverse, g, singular  # the inverse is symmetric
+
+
+def _precision(covariance, allow_singular: bool):
+    """(C^-1, False); with `allow_singular`, scipy's pseudo-inverse (eigenvalues under its cutoff,
+    1e6 * eps * the largest, dropped) and whether any was dropped."""
+    if not allow_singular:
+        return np.linalg.inv(covariance), False
+    values, vectors = np.linalg.eigh(covariance)
+    kept = values > 1e6 * np.finfo(np.float64).eps * np.max(np.abs(values))
+    inverse = (vectors[:, kept] / values[kept]) @ vectors[:, kept].T
+    return inverse, not kept.all()
+
+
+def normal_point_adjoints(adjoint, y, x, mean, cov, allow_singular: bool, density: bool):
+    """(x's, mean's adjoints) in multivariate_normal.logpdf(x, mean, cov) (`density`: in pdf). x
+    holds points along its last axis (or, in one dimension, one point per element). With a
+    singular covariance (`allow_singular`), scipy's density is constant off the covariance's range
+    and the pseudo-inverse gives its exact slopes."""
+    if is_zero(adjoint):
+        return 0.0, 0.0
+    _, _, solved, g, _ = _normal_parts(adjoint, y, x, mean, cov, allow_singular, density)
     x_g = unbroadcast((-g[:, None] * solved).reshape(np.shape(x)), x)
     mean_g = 0.0 if mean is None else unbroadcast(np.sum(g[:, None] * solved, axis=0), mean)
-    cov_full = 0.5 * (solved.T @ (g[:, None] * solved) - np.sum(g) * np.linalg.inv(covariance))
+    return x_g, mean_g
+
+
+def normal_covariance_adjoint(adjoint, y, x, mean, cov, allow_singular: bool, density: bool):
+    """cov's adjoint in multivariate_normal.logpdf(x, mean, cov): the symmetric gradient
+    -(C^-1 - C^-1 r r^T C^-1) / 2 per point; refused for a singular covariance (its rank, and so
+    scipy's pseudo-determinant, changes under a perturbation: there is no derivative)."""
+    if is_zero(adjoint):
+        return 0.0
+    _, inverse, solved, g, singular = _normal_parts(adjoint, y, x, mean, cov, allow_singular, density)
+    if singular:
+        raise UnsupportedError(
+            None, "multivariate_normal.logpdf and pdf with allow_singular=True",
+            "the covariance is singular, and the density has no derivative in it there (its rank changes under a "
+            "perturbation); differentiate in x and mean only, or pass a positive definite covariance",
+        )
+    cov_full = 0.5 * (solved.T @ (g[:, None] * solved) - np.sum(g) * inverse)
     if hasattr(cov, "covariance") or np.ndim(cov) == 2:
-        cov_g = cov_full if hasattr(cov, "covariance") else unbroadcast(cov_full, cov)
-    elif np.ndim(cov) == 1:
-        cov_g = unbroadcast(np.diag(cov_full), cov)
-    else:
-        cov_g = unbroadcast(np.trace(cov_full), cov)
-    return x_g, mean_g, cov_g
+        return cov_full if hasattr(cov, "covariance") else unbroadcast(cov_full, cov)
+    if np.ndim(cov) == 1:
+        return unbroadcast(np.diag(cov_full), cov)
+    return unbroadcast(np.trace(cov_full), cov)
