@@ -3,7 +3,8 @@
 A statement drawn here makes a buffer the function owns (`b3 = np.zeros(3)`, `w.copy()`, ...)
 or writes into one in one of the forms cpsgrad differentiates: an element, a slice, a mask, an
 integer array with a repeated position, `b[i] += e`, `b *= w`, a loop filling it from its own
-previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`. Buffers are vectors like any other
+previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`, a slot of `list([b, w])` (the list
+copied, the original still read). Buffers are vectors like any other
 afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
 and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
 (transforms/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
@@ -38,7 +39,7 @@ def write_statement(builder, indent: str, variable) -> list[str]:
 
 def _write(builder, indent: str, target: str) -> list[str]:
     fn = builder.function
-    form = builder.draw(st.integers(0, 10))
+    form = builder.draw(st.integers(0, 11))
     scalar = builder.expression(builder.max_depth - 1)
     index = builder.draw(st.integers(-LENGTH, LENGTH - 1))
     if form == 0:
@@ -81,6 +82,17 @@ def _write(builder, indent: str, target: str) -> list[str]:
         builder.note("write", "write-out")
         first = builder.vector_expression(builder.max_depth - 1)
         return [f"{indent}np.multiply({first}, {builder.vector_expression(builder.max_depth - 1)}, out={target})"]
+    if form == 10:  # a copy of a list holding the buffer: its slot written, the original list still read
+        builder.note("write", "write-list-copy")
+        pair, copied, result = builder.fresh("p"), builder.fresh("q"), builder.fresh("w")
+        other = builder.vector_expression(builder.max_depth - 1)
+        fn.scopes[-1][result] = builder.variable(VECTOR)
+        return [
+            f"{indent}{pair} = [{target}, {other}]",
+            f"{indent}{copied} = list({pair})",
+            f"{indent}{copied}[{builder.draw(st.integers(0, 1))}] = {builder.vector_expression(builder.max_depth - 1)}",
+            f"{indent}{result} = {copied}[0] * {pair}[0] + {copied}[1] - {pair}[1]",
+        ]
     builder.note("write", "write-alias")  # another name for the buffer: a later write may make it stale
     alias = builder.fresh("w")
     fn.scopes[-1][alias] = builder.variable(VECTOR)
