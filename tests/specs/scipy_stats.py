@@ -93,6 +93,12 @@ SPECS += [
       [(4,), FLOAT, FLOAT], ((-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0))),  # one dimension: 4 points
     S("multivariate_normal.pdf", lambda x, m, a, w: np.sum(st.multivariate_normal.pdf(x, m, a @ a.T + np.eye(2)) * w),
       [(3, 2), (2,), (2, 2)], (-1.0, 1.0)),
+    S("multivariate_normal.entropy", lambda m, a, w: st.multivariate_normal.entropy(m, a @ a.T + np.eye(3)) * w,
+      [(3,), (3, 3)], (-1.0, 1.0)),
+    S("multivariate_normal.entropy diagonal", lambda v, w: st.multivariate_normal.entropy(np.zeros(3), v) * w,
+      [(3,)], (0.5, 2.0)),
+    S("multivariate_normal.entropy variance", lambda v, w: st.multivariate_normal.entropy(np.zeros(2), v) * w,
+      [FLOAT], (0.5, 2.0)),
 ]
 
 # frozen distributions, in x
@@ -218,6 +224,7 @@ ZERO_CASES = (
        for method in ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")]
     + [(op, _unused_after(op, (V + 0.5,)), (V / 1.5,)) for op in (st.dirichlet.logpdf, st.dirichlet.pdf)]
     + [(op, _unused_after(op, (V, np.eye(3))), (X,)) for op in (st.multivariate_normal.logpdf, st.multivariate_normal.pdf)]
+    + [(st.multivariate_normal.entropy, _unused_after(st.multivariate_normal.entropy, (np.eye(2),)), (V[:2],))]
     # a frozen distribution's rule is its class's function's (rv_continuous_frozen.logpdf)
     + [(getattr(type(FROZEN_NORM), method), _unused_after(getattr(FROZEN_NORM, method), ()), (X,))
        for method in DENSITIES + DISTRIBUTION_FUNCTIONS]

@@ -70,6 +70,14 @@ def multivariate_normal_pdf(x, mean=None, cov=1, allow_singular=False):
     cov_d += normal_covariance_adjoint(y_d, y, x, mean, cov, allow_singular, True)
 
 
+@rule(scipy.stats.multivariate_normal.entropy)
+def multivariate_normal_entropy(mean=None, cov=1):
+    y = scipy.stats.multivariate_normal.entropy(mean, cov)
+    y_d = yield y
+    mean_d += 0.0  # the entropy does not depend on the mean
+    cov_d += normal_entropy_adjoint(y_d, mean, cov)
+
+
 # ---- frozen distributions: in x only -------------------------------------------------------------
 
 
@@ -203,6 +211,21 @@ def normal_point_adjoints(adjoint, y, x, mean, cov, allow_singular: bool, densit
     x_g = unbroadcast((-g[:, None] * solved).reshape(np.shape(x)), x)
     mean_g = 0.0 if mean is None else unbroadcast(np.sum(g[:, None] * solved, axis=0), mean)
     return x_g, mean_g
+
+
+def normal_entropy_adjoint(adjoint, mean, cov):
+    """cov's adjoint in multivariate_normal.entropy(mean, cov) = (d (1 + log 2 pi) + log det C) / 2:
+    C^-1 / 2 (a matrix), the sum of the inverse variances' halves (a diagonal or a variance)."""
+    if is_zero(adjoint):
+        return 0.0
+    if hasattr(cov, "covariance"):
+        raise UnsupportedError(None, "multivariate_normal.entropy of a Covariance object", "pass the covariance matrix")
+    if np.ndim(cov) == 2:
+        return unbroadcast(0.5 * adjoint * np.linalg.inv(cov), cov)
+    if np.ndim(cov) == 1:  # the diagonal
+        return unbroadcast(0.5 * adjoint / np.asarray(cov, dtype=np.float64), cov)
+    dimension = 1 if mean is None else max(np.size(mean), 1)  # a variance, of every dimension
+    return unbroadcast(0.5 * adjoint * dimension / np.float64(cov), cov)
 
 
 def normal_covariance_adjoint(adjoint, y, x, mean, cov, allow_singular: bool, density: bool):
