@@ -291,3 +291,51 @@ def test_the_items_of_a_copied_list_are_still_the_originals():
     np.testing.assert_array_equal(xs[0], [0.0, 2.0, 0.0])  # the caller sees the write
     with pytest.raises(cpsgrad.UnsupportedError, match="the global or free variable _GLOBAL_ARRAYS's"):
         cpsgrad.grad(writes_an_element_of_a_copied_global_list)(2.0)
+
+
+# ---- a callee's write in a loop: the next pass reads what it wrote ---------------------------------
+
+
+def _doubles_the_first(v):
+    v[0] = v[0] * 2.0 + v[1]
+    return 0.0
+
+
+def reads_then_gives_up_in_a_loop(w):
+    p = w * 1.0
+    s = 0.0
+    for _ in range(3):
+        s = s + np.sum(p * p)  # from the second pass on, reads what the call below wrote
+        s = s + _doubles_the_first(p)
+    return s
+
+
+def reads_then_gives_up_in_a_while_loop(w):
+    p = w * 1.0
+    s = 0.0
+    i = 0
+    while i < 3:
+        s = s + np.sum(p * p)
+        s = s + _doubles_the_first(p)
+        i += 1
+    return s
+
+
+def gives_up_then_reads_nothing_in_a_loop(w):
+    s = 0.0
+    for _ in range(3):
+        p = w * 1.0  # a new array each pass: the call may write into it
+        s = s + np.sum(p * p) + _doubles_the_first(p)
+    return s
+
+
+@pytest.mark.parametrize("function", [reads_then_gives_up_in_a_loop, reads_then_gives_up_in_a_while_loop])
+def test_a_call_in_a_loop_may_not_write_into_what_the_next_pass_reads(function):
+    """The consent of a call seen again by the loop's fixpoint kept its first visit's answer: the
+    gradient was silently wrong (9.8 for 32.2)."""
+    with pytest.raises(cpsgrad.UnsupportedError, match="writes into the array of its parameter v"):
+        cpsgrad.grad(function)(np.array([0.3, 0.7, 1.1]))
+
+
+def test_a_call_in_a_loop_writing_into_a_new_array_each_pass_differentiates():
+    check_grad(gives_up_then_reads_nothing_in_a_loop, np.array([0.3, 0.7, 1.1]))

@@ -339,6 +339,9 @@ class _Analysis(Sharing):
             consumable.append(owned)
             if owned:
                 self.mark(state, roots, (id(statement), ("call", position), True), keep=None)
+        previous = self.normalized.consumable.get(id(statement))
+        if previous is not None:  # a loop's next visit: a read found after an earlier one still counts
+            consumable = [now and before for now, before in zip(consumable, previous, strict=True)]
         self.normalized.consumable[id(statement)] = tuple(consumable)
 
     def reads(self, statement, node: cst.CSTNode, state: dict, differentiable) -> None:

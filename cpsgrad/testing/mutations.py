@@ -4,7 +4,8 @@ A statement drawn here makes a buffer the function owns (`b3 = np.zeros(3)`, `w.
 or writes into one in one of the forms cpsgrad differentiates: an element, a slice, a mask, an
 integer array with a repeated position, `b[i] += e`, `b *= w`, a loop filling it from its own
 previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`, a slot of `list([b, w])` (the list
-copied, the original still read). Buffers are vectors like any other
+copied, the original still read), a nested helper writing into the buffer in a loop that reads it
+first (the next pass reads what the call wrote: refused). Buffers are vectors like any other
 afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
 and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
 (transforms/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
@@ -39,7 +40,7 @@ def write_statement(builder, indent: str, variable) -> list[str]:
 
 def _write(builder, indent: str, target: str) -> list[str]:
     fn = builder.function
-    form = builder.draw(st.integers(0, 11))
+    form = builder.draw(st.integers(0, 12))
     scalar = builder.expression(builder.max_depth - 1)
     index = builder.draw(st.integers(-LENGTH, LENGTH - 1))
     if form == 0:
@@ -92,6 +93,19 @@ def _write(builder, indent: str, target: str) -> list[str]:
             f"{indent}{copied} = list({pair})",
             f"{indent}{copied}[{builder.draw(st.integers(0, 1))}] = {builder.vector_expression(builder.max_depth - 1)}",
             f"{indent}{result} = {copied}[0] * {pair}[0] + {copied}[1] - {pair}[1]",
+        ]
+    if form == 11:  # a helper writing into the buffer it is given, in a loop that reads the buffer first
+        builder.note("write", "write-in-callee-loop")
+        helper, counter, result = builder.fresh("h"), builder.fresh("j"), builder.fresh("w")
+        fn.scopes[-1][result] = builder.variable(VECTOR)
+        return [
+            f"{indent}def {helper}(u):",
+            f"{indent}    u[0] = u[1] * 0.5 + u[0]",
+            f"{indent}    return u[2]",
+            f"{indent}{result} = {target} * 0.5",
+            f"{indent}for {counter} in range(2):",
+            f"{indent}    {result} = {result} + np.sin({target})",  # the next pass reads what the call wrote
+            f"{indent}    {result} = {result} * {helper}({target})",
         ]
     builder.note("write", "write-alias")  # another name for the buffer: a later write may make it stale
     alias = builder.fresh("w")
