@@ -1,0 +1,222 @@
+"""Derivative rules for scipy.integrate: `odeint`, by the adjoint method.
+
+The forward is scipy's own call. The backward integrates, with `odeint` itself, backward in
+time between consecutive output times, the augmented system
+
+    y' = f(y, t),   a' = -a . df/dy,   p' = -a . df/dp
+
+(the state, its adjoint, the adjoint of the differentiable leaves p of `args`), adding the
+output's adjoint at each time point. Then y0's gradient is a(t0); the gradient of t[i], i > 0,
+is g[i] . f(y[i], t[i]); t[0]'s is -a(t0+) . f(y0, t0), a before g[0] is added (moving the
+start with y0 held shifts the whole trajectory). The VJPs of the user's `func` come from its own
+derivative program (ode_adjoint.UserVJP). The adjoint of `func` itself (a closure over
+differentiable values made in the differentiated function) is refused: pass such values in
+`args`.
+"""
+
+# Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
+# ruff: noqa: F821, F841
+from __future__ import annotations
+
+import numpy as np
+import scipy.integrate
+
+from cpsgrad.errors import UnsupportedError
+from cpsgrad.rules.registry import rule
+from cpsgrad.rules.scipy.ode_adjoint import Layout, UserVJP, conformed
+from cpsgrad.runtime.adjoints import DictAdjoint, is_zero, item
+
+_ODEINT = "scipy.integrate.odeint"
+
+
+@rule(scipy.integrate.odeint)
+def odeint(
+    func,
+    y0,
+    t,
+    args=(),
+    *,
+    Dfun=None,
+    col_deriv=0,
+    full_output=0,
+    ml=None,
+    mu=None,
+    rtol=None,
+    atol=None,
+    tcrit=None,
+    h0=0.0,
+    hmax=0.0,
+    hmin=0.0,
+    ixpr=0,
+    mxstep=0,
+    mxhnil=0,
+    mxordn=12,
+    mxords=5,
+    printmessg=0,
+    tfirst=False,
+):
+    y = scipy.integrate.odeint(
+        func,
+        y0,
+        t,
+        args,
+        Dfun=Dfun,
+        col_deriv=col_deriv,
+        full_output=full_output,
+        ml=ml,
+        mu=mu,
+        rtol=rtol,
+        atol=atol,
+        tcrit=tcrit,
+        h0=h0,
+        hmax=hmax,
+        hmin=hmin,
+        ixpr=ixpr,
+        mxstep=mxstep,
+        mxhnil=mxhnil,
+        mxordn=mxordn,
+        mxords=mxords,
+        printmessg=printmessg,
+        tfirst=tfirst,
+    )
+    y_d = yield y
+    func_d += differentiable_function(func, _ODEINT)
+    back = OdeintBackward(
+        y_d,
+        y,
+        func,
+        y0,
+        t,
+        args,
+        full_output,
+        tfirst,
+        solver_options(rtol, atol, tcrit, hmax, hmin, mxstep, mxordn, mxords),
+    )
+    args_d += back.args_adjoint()
+    y0_d += back.y0_adjoint()
+    t_d += back.t_adjoint()
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def solver_options(rtol, atol, tcrit, hmax, hmin, mxstep, mxordn, mxords) -> dict:
+    """The options of the forward call the backward's solves take too (not Dfun, the banded
+    Jacobian's ml and mu, h0 or the printing flags: the augmented system is another)."""
+    return {
+        "rtol": rtol,
+        "atol": atol,
+        "tcrit": tcrit,
+        "hmax": hmax,
+        "hmin": hmin,
+        "mxstep": mxstep,
+        "mxordn": mxordn,
+        "mxords": mxords,
+    }
+
+
+def differentiable_function(func, construct: str):
+    """The backward of a differentiable `func` (a closure or partial made in the differentiated
+    function over its values, a method of a differentiable object): refused, its gradient would
+    be lost."""
+    raise UnsupportedError(
+        None,
+        f"{construct} of {getattr(func, '__qualname__', type(func).__name__)}",
+        "func carries a differentiable value (a closure, lambda or partial made in the differentiated "
+        "function over its values, or a method of a differentiable object), whose gradient through the "
+        "solver is not computed; define func at module level and pass those values in args",
+    )
+
+
+class OdeintBackward:
+    """odeint's backward, run on the first request: with the adjoints of `args` when those are
+    asked for first (the template asks for args', then y0's, then t's: an inactive args costs
+    no integration of its adjoint)."""
+
+    def __init__(self, y_d, y, func, y0, t, args, full_output, tfirst, options):
+        if full_output:
+            info = item(y_d, 1)
+            if not is_zero(info) and not (isinstance(info, DictAdjoint) and all(map(is_zero, info.values()))):
+                raise UnsupportedError(
+                    None,
+                    f"{_ODEINT}(full_output=True)",
+                    "the solver's infodict (step sizes, times reached, ...) is not differentiated; use only the "
+                    "solution, odeint(...)[0], or call odeint without full_output",
+                )
+            y_d, y = item(y_d, 0), y[0]
+        self.y_d, self.y, self.func, self.y0, self.t = y_d, np.asarray(y), func, y0, t
+        self.extra = args if isinstance(args, tuple) else (args,)
+        self.tfirst, self.options = tfirst, options
+        self.found = None  # (a(t0), t's gradient, args' gradient or None)
+
+    def args_adjoint(self):
+        layouts = [Layout(part, _ODEINT, f"args[{j}]") for j, part in enumerate(self.extra)]
+        if self.found is None:
+            self.found = self._run(tuple(j for j, layout in enumerate(layouts) if layout.size))
+        _, _, flat = self.found
+        if flat is None:
+            return 0.0
+        whole = Layout(self.extra, _ODEINT, "args")
+        return whole.adjoint(flat)
+
+    def y0_adjoint(self):
+        if self.found is None:
+            self.found = self._run(None)
+        return conformed(self.y0, self.found[0], _ODEINT, "y0")
+
+    def t_adjoint(self):
+        if self.found is None:
+            self.found = self._run(None)
+        return conformed(self.t, self.found[1], _ODEINT, "t")
+
+    def _run(self, differentiated: tuple[int, ...] | None):
+        """(a(t0), t's gradient, args' gradient flat or None), each as flat float64 vectors."""
+        y = self.y
+        times = np.asarray(self.t, dtype=np.float64).ravel()
+        count, n = y.shape
+        if is_zero(self.y_d):
+            g = None
+        else:
+            g = np.array(np.broadcast_to(np.asarray(self.y_d, dtype=np.float64), y.shape))
+        sizes = [Layout(self.extra[j], _ODEINT, f"args[{j}]").size for j in differentiated or ()]
+        m = sum(sizes)
+        t_bar = np.zeros(count)
+        if g is None or not g.any():
+            return np.zeros(n), t_bar, (np.zeros(m) if differentiated is not None else None)
+        vjp = UserVJP(self.func, self.extra, differentiated or (), self.tfirst, _ODEINT)
+        a = g[-1].copy()
+        p = np.zeros(m)
+        options = _augmented_options(self.options, n, m)
+
+        def dynamics(state, s):
+            value, y_bar, p_bar = vjp(state[:n].copy(), s, -state[n : 2 * n])
+            return np.concatenate((value, y_bar, p_bar))
+
+        for i in range(count - 1, 0, -1):
+            value = _value(self.func, y[i], times[i], self.extra, self.tfirst)
+            t_bar[i] = g[i] @ value
+            if times[i] != times[i - 1]:
+                start = np.concatenate((y[i], a, p))
+                path = scipy.integrate.odeint(dynamics, start, np.array([times[i], times[i - 1]]), **options)
+                a, p = path[1, n : 2 * n], path[1, 2 * n :]
+            a = a + g[i - 1]
+        if count > 1:
+            t_bar[0] = -(a - g[0]) @ _value(self.func, y[0], times[0], self.extra, self.tfirst)
+        return a, t_bar, (p if differentiated is not None else None)
+
+
+def _value(func, y, t, args, tfirst):
+    found = func(t, y.copy(), *args) if tfirst else func(y.copy(), t, *args)
+    return np.ravel(np.asarray(found, dtype=np.float64))
+
+
+def _augmented_options(options: dict, n: int, m: int) -> dict:
+    """The solver options for the augmented system of 2 n + m components: array tolerances,
+    given for the state's n, serve its adjoint's too, and their smallest the parameters'."""
+    found = {key: value for key, value in options.items() if value is not None}
+    for key in ("rtol", "atol"):
+        value = found.get(key)
+        if value is not None and np.ndim(value) > 0:
+            value = np.ravel(np.asarray(value, dtype=np.float64))
+            found[key] = np.concatenate((value, value, np.full(m, value.min())))
+    return found

@@ -1,0 +1,261 @@
+"""What the ODE rules (cpsgrad/rules/scipy/integrate.py) need to integrate adjoints: the
+vector-Jacobian products of the user's right-hand side, and flat layouts of the values whose
+adjoints ride in the augmented state.
+
+`UserVJP` gets a VJP of the user's `func` from cpsgrad itself, without a gradient wrapper and
+without transforming anything per step: it calls `func` through a `CallSite` of the dispatcher
+(runtime/dispatch.py), exactly as a derivative program calls a user function, with a
+continuation that records `func`'s value and hands back the cotangent as that value's adjoint.
+The site returns the adjoints of the arguments it was told are differentiable (the state and
+the differentiable elements of `args`). The site's plan and the function's program are made on
+the first call and kept (per function and argument kinds), so each later step is one dispatch
+and one run of the derivative program. Each call runs with loan and write books of its own
+(`open_loans`, `open_writes`), as a run inside a run must: it happens inside the backward pass
+of the program that called the solver.
+
+`Layout` lays a value (an array, a float, a list, tuple, dict, NamedTuple or dataclass of them,
+ints, strings and None among them as constants) out as a flat float64 vector and back into the
+adjoint the transform expects for it (`SequenceAdjoint`, `DictAdjoint`, arrays of the value's
+dtype and shape, Python floats for floats); anything else that could carry a gradient is
+refused, never passed as a constant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+
+import numpy as np
+
+from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime import books, writes
+from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, entry, is_zero, item
+from cpsgrad.runtime.dispatch import CallSite
+
+_CONSTANTS = (bool, int, str, bytes, type(None), np.integer, np.bool_, range, type, types.ModuleType)
+_SITES: dict[tuple, CallSite] = {}
+
+
+def _kind(value, construct: str, path: str) -> str:
+    """'leaf' (a float, a numpy floating scalar, a float array), 'constant' (carries no
+    gradient), 'sequence', 'dict', 'record' (a dataclass); refused for anything else."""
+    if type(value) is float or isinstance(value, np.floating):
+        return "leaf"
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return "leaf"
+        if value.dtype.kind in "biu":
+            return "constant"
+    elif isinstance(value, (tuple, list)):
+        return "sequence"
+    elif isinstance(value, dict):
+        return "dict"
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return "record"
+    elif isinstance(value, _CONSTANTS):
+        return "constant"
+    elif isinstance(value, (types.FunctionType, functools.partial)) and not _captures(value):
+        return "constant"
+    elif isinstance(value, (types.BuiltinFunctionType, np.ufunc)):
+        return "constant"
+    kind = f"an array of dtype {value.dtype}" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
+    raise UnsupportedError(
+        None,
+        construct,
+        f"{path} is {kind}; cpsgrad differentiates through floats, float arrays and tuples, lists, dicts, "
+        "NamedTuples and dataclasses of them (ints, strings and None pass as constants); a function that "
+        "captures values or a plain object could carry a gradient that would be lost: pass its values in "
+        "args instead",
+    )
+
+
+def _captures(function) -> bool:
+    """Whether a function or partial holds values of its own (cells, defaults, bound arguments)."""
+    if isinstance(function, functools.partial):
+        return True
+    return bool(function.__closure__ or function.__defaults__ or function.__kwdefaults__)
+
+
+class Layout:
+    """The differentiable leaves of `value`, flat: `size` float64 numbers."""
+
+    def __init__(self, value, construct: str, path: str):
+        self.value = value
+        self.construct = construct
+        self.size = self._size(value, path)
+
+    def _size(self, value, path: str) -> int:
+        kind = _kind(value, self.construct, path)
+        if kind == "leaf":
+            return int(np.size(value))
+        if kind == "sequence":
+            return sum(self._size(part, f"{path}[{i}]") for i, part in enumerate(value))
+        if kind == "dict":
+            return sum(self._size(part, f"{path}[{key!r}]") for key, part in value.items())
+        if kind == "record":
+            return sum(self._size(getattr(value, f.name), f"{path}.{f.name}") for f in dataclasses.fields(value))
+        return 0
+
+    def flat(self, adjoint) -> np.ndarray:
+        """`adjoint` (the transform's form for `value`, or the symbolic zero) as a flat vector."""
+        parts: list = []
+        _flatten(self.value, adjoint, parts)
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def values(self) -> np.ndarray:
+        """The leaves' own values, flat (the layout of a state vector)."""
+        parts: list = []
+        _flatten(self.value, None, parts)
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def adjoint(self, flat: np.ndarray):
+        """The adjoint of `value` whose leaves hold `flat`, in the transform's form and the
+        leaves' own types, shapes and dtypes."""
+        found, used = _unflatten(self.value, np.asarray(flat, dtype=np.float64), 0)
+        assert used == flat.size, (used, flat.size)
+        return found
+
+
+def _leaf(value) -> bool:
+    return (
+        type(value) is float
+        or isinstance(value, np.floating)
+        or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+    )
+
+
+def _flatten(value, adjoint, parts: list) -> None:
+    """Append `value`'s leaves' adjoints (their values where `adjoint` is None) to `parts`."""
+    if _leaf(value):
+        if adjoint is None:
+            parts.append(np.ravel(np.asarray(value, dtype=np.float64)))
+        elif is_zero(adjoint):
+            parts.append(np.zeros(np.size(value)))
+        else:
+            parts.append(np.ravel(np.broadcast_to(np.asarray(adjoint, dtype=np.float64), np.shape(value))))
+    elif isinstance(value, (tuple, list)):
+        for i, part in enumerate(value):
+            _flatten(part, None if adjoint is None else item(adjoint, i), parts)
+    elif isinstance(value, dict):
+        for key, part in value.items():
+            _flatten(part, None if adjoint is None else entry(adjoint, key), parts)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            _flatten(getattr(value, field.name), None if adjoint is None else entry(adjoint, field.name), parts)
+
+
+def _unflatten(value, flat: np.ndarray, at: int):
+    if _leaf(value):
+        if type(value) is float:
+            return float(flat[at]), at + 1
+        if isinstance(value, np.floating):
+            return value.dtype.type(flat[at]), at + 1
+        size = value.size
+        return flat[at : at + size].reshape(value.shape).astype(value.dtype, copy=True), at + size
+    if isinstance(value, (tuple, list)):
+        parts = []
+        for part in value:
+            found, at = _unflatten(part, flat, at)
+            parts.append(found)
+        return SequenceAdjoint(parts), at
+    pairs = None
+    if isinstance(value, dict):
+        pairs = list(value.items())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        pairs = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+    if pairs is not None:
+        found = DictAdjoint()
+        for key, part in pairs:
+            found[key], at = _unflatten(part, flat, at)
+        return found, at
+    return 0.0, at
+
+
+def shaped(value, flat: np.ndarray, construct: str):
+    """The cotangent `flat` as the adjoint of `value`, what the user's function returned (an
+    array of any shape with as many elements, a list or tuple of numbers and arrays, a number)."""
+    if isinstance(value, np.ndarray):
+        if value.size != flat.size:
+            raise UnsupportedError(None, construct, f"func returned {value.size} values for a state of {flat.size}")
+        dtype = value.dtype if value.dtype.kind == "f" else np.float64
+        return flat.reshape(value.shape).astype(dtype, copy=True)
+    if isinstance(value, (list, tuple)):
+        parts, at = [], 0
+        for part in value:
+            size = int(np.size(part))
+            parts.append(shaped(part, flat[at : at + size], construct))
+            at += size
+        if at != flat.size:
+            raise UnsupportedError(None, construct, f"func returned {at} values for a state of {flat.size}")
+        return SequenceAdjoint(parts)
+    if isinstance(value, (float, int, np.number)) and not isinstance(value, complex) and flat.size == 1:
+        return value.dtype.type(flat[0]) if isinstance(value, np.floating) else float(flat[0])
+    raise UnsupportedError(
+        None,
+        construct,
+        f"func returned a {type(value).__name__}; cpsgrad differentiates a func returning an array, a list or "
+        "tuple of numbers and arrays, or a number",
+    )
+
+
+class UserVJP:
+    """`func`'s value and VJPs at a state, for a cotangent, by its derivative program.
+
+    `args` are the extra arguments after the state and the time (`tfirst`: the time first);
+    those in `differentiated` (indices into `args`) get their adjoints, flat, in that order."""
+
+    def __init__(self, func, args: tuple, differentiated: tuple[int, ...], tfirst: bool, construct: str):
+        self.func = func
+        self.args = args
+        self.tfirst = bool(tfirst)
+        self.construct = construct
+        self.layouts = [Layout(args[j], construct, f"args[{j}]") for j in differentiated]
+        state = 1 if self.tfirst else 0
+        active = (state, *(2 + j for j in differentiated))
+        key = (2 + len(args), active)
+        site = _SITES.get(key)
+        if site is None:
+            site = _SITES[key] = CallSite(f"the func of {construct}", None, active, 2 + len(args), ())
+        self.site = site
+
+    def __call__(self, y: np.ndarray, t: float, cotangent: np.ndarray):
+        """(func(y, t) flat, cotangent . df/dy, cotangent . df/d(args differentiated), flat)."""
+        seen = []
+        construct = self.construct
+
+        def k(value):
+            writes.keep_final_writes()
+            seen.append(value)
+            return None, shaped(value, cotangent, construct)
+
+        arguments = (t, y, *self.args) if self.tfirst else (y, t, *self.args)
+        loans = books.open_loans()
+        written = writes.open_writes()
+        try:
+            result = self.site.call(self.func, k, *arguments)
+        finally:
+            books.close_loans(loans)
+            writes.close_writes(written)
+        value = np.ravel(np.asarray(seen[0], dtype=np.float64))
+        y_bar = result[1]
+        y_bar = (
+            np.zeros(y.size) if is_zero(y_bar) else np.ravel(np.broadcast_to(np.asarray(y_bar, np.float64), y.shape))
+        )
+        parts = [layout.flat(adjoint) for layout, adjoint in zip(self.layouts, result[2:], strict=True)]
+        return value, y_bar, (np.concatenate(parts) if parts else np.zeros(0))
+
+
+def conformed(value, flat: np.ndarray, construct: str, path: str):
+    """The adjoint of `value` (y0 or t: an array, a number, a list or tuple of numbers) whose
+    elements, as numpy reads them, have the adjoints `flat`; an int element gets none."""
+    layout = Layout(value, construct, path)
+    if layout.size == flat.size:
+        return layout.adjoint(flat)
+    if isinstance(value, (tuple, list)) and len(value) == flat.size:
+        return SequenceAdjoint(
+            conformed(part, flat[i : i + 1], construct, f"{path}[{i}]") for i, part in enumerate(value)
+        )
+    if layout.size == 0:
+        return 0.0
+    raise UnsupportedError(None, construct, f"{path} has {layout.size} differentiable values for {flat.size} elements")
