@@ -23,7 +23,7 @@ import scipy.integrate
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.registry import rule
-from cpsgrad.rules.scipy.ode_adjoint import Layout, UserVJP, conformed
+from cpsgrad.rules.scipy.ode_adjoint import Layout, UserVJP, conformed, holds_nothing
 from cpsgrad.runtime.adjoints import DictAdjoint, is_zero, item
 
 _ODEINT = "scipy.integrate.odeint"
@@ -116,15 +116,18 @@ def solver_options(rtol, atol, tcrit, hmax, hmin, mxstep, mxordn, mxords) -> dic
 
 
 def differentiable_function(func, construct: str):
-    """The backward of a differentiable `func` (a closure or partial made in the differentiated
-    function over its values, a method of a differentiable object): refused, its gradient would
-    be lost."""
+    """The adjoint of `func` where the transform takes it for differentiable: none for a function
+    holding no values of its own (handed through `**options`, every argument is taken for
+    differentiable); refused for a closure, a partial, a function with defaults, a bound method or
+    a callable object, whose values could carry a gradient that would be lost."""
+    if holds_nothing(func):
+        return 0.0
     raise UnsupportedError(
         None,
         f"{construct} of {getattr(func, '__qualname__', type(func).__name__)}",
-        "func carries a differentiable value (a closure, lambda or partial made in the differentiated "
-        "function over its values, or a method of a differentiable object), whose gradient through the "
-        "solver is not computed; define func at module level and pass those values in args",
+        "func may carry a differentiable value (a closure, lambda or partial made in the differentiated "
+        "function over its values, a function with defaults, a method of an object), whose gradient through "
+        "the solver is not computed; define func at module level and pass those values in args",
     )
 
 

@@ -70,6 +70,14 @@ def _kind(value, construct: str, path: str) -> str:
     )
 
 
+def holds_nothing(function) -> bool:
+    """Whether a callable can carry no gradient: a plain function without cells or defaults, a
+    builtin, a ufunc."""
+    if isinstance(function, types.FunctionType):
+        return not _captures(function)
+    return isinstance(function, (types.BuiltinFunctionType, np.ufunc))
+
+
 def _captures(function) -> bool:
     """Whether a function or partial holds values of its own (cells, defaults, bound arguments)."""
     if isinstance(function, functools.partial):
@@ -133,7 +141,7 @@ def _flatten(value, adjoint, parts: list) -> None:
         elif is_zero(adjoint):
             parts.append(np.zeros(np.size(value)))
         else:
-            parts.append(np.ravel(np.broadcast_to(np.asarray(adjoint, dtype=np.float64), np.shape(value))))
+            parts.append(_flat_as(adjoint, np.shape(value)))
     elif isinstance(value, (tuple, list)):
         for i, part in enumerate(value):
             _flatten(part, None if adjoint is None else item(adjoint, i), parts)
@@ -143,6 +151,14 @@ def _flatten(value, adjoint, parts: list) -> None:
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for field in dataclasses.fields(value):
             _flatten(getattr(value, field.name), None if adjoint is None else entry(adjoint, field.name), parts)
+
+
+def _flat_as(adjoint, shape) -> np.ndarray:
+    """A nonzero adjoint of a value of `shape`, flat float64 (broadcast where it is smaller)."""
+    found = np.asarray(adjoint, dtype=np.float64)
+    if found.shape != shape:
+        found = np.broadcast_to(found, shape)
+    return found.ravel()
 
 
 def _unflatten(value, flat: np.ndarray, at: int):
@@ -239,9 +255,7 @@ class UserVJP:
             writes.close_writes(written)
         value = np.ravel(np.asarray(seen[0], dtype=np.float64))
         y_bar = result[1]
-        y_bar = (
-            np.zeros(y.size) if is_zero(y_bar) else np.ravel(np.broadcast_to(np.asarray(y_bar, np.float64), y.shape))
-        )
+        y_bar = np.zeros(y.size) if is_zero(y_bar) else _flat_as(y_bar, y.shape)
         parts = [layout.flat(adjoint) for layout, adjoint in zip(self.layouts, result[2:], strict=True)]
         return value, y_bar, (np.concatenate(parts) if parts else np.zeros(0))
 

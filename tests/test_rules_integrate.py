@@ -1,0 +1,283 @@
+"""scipy.integrate.odeint by the adjoint method (cpsgrad/rules/scipy/integrate.py).
+
+Gradients are compared with central finite differences of the function itself (`check_grad`,
+at rtol 1e-6: the solves run at rtol = atol = 1e-10, so the gradient is that accurate), with a
+closed form (y' = A y: y(t) = expm(A (t - t0)) y0, differentiated by cpsgrad's expm rule), and
+with jax.experimental.ode.odeint. Then the forms: tfirst, args of containers, a func returning a
+list, a scalar y0, odeint in a loop and inside a user function, a discarded result, float32, and
+the refusals with their messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+import scipy.integrate
+import scipy.linalg
+from scipy.integrate import odeint
+
+import cpsgrad
+from cpsgrad.errors import NoRuleError, UnsupportedError
+from cpsgrad.testing import check_grad
+
+TIGHT = {"rtol": 1e-10, "atol": 1e-10}
+A = np.array([[-0.5, 1.0], [-1.0, -0.3]])
+WEIGHTS = np.array([[1.0, -0.5], [0.3, 2.0], [-1.2, 0.7], [0.4, 0.1], [2.0, -1.0]])
+TIMES = np.linspace(0.0, 2.0, 5)
+
+
+def linear(y, t, a):
+    return a @ y
+
+
+def lotka_volterra(y, t, alpha, beta, gamma, delta):
+    """A list of numbers, as scipy's examples write it."""
+    prey, predator = y[0], y[1]
+    return [alpha * prey - beta * prey * predator, delta * prey * predator - gamma * predator]
+
+
+def forced(t, y, k):
+    """tfirst=True: a non-autonomous decay (its t derivative is not zero)."""
+    return -k * y * (1.0 + np.sin(3.0 * t))
+
+
+# ---- a linear ODE with a closed form --------------------------------------------------------------
+
+
+def linear_loss(y0, t, a):
+    return np.sum(WEIGHTS * odeint(linear, y0, t, (a,), **TIGHT))
+
+
+def closed_form_loss(y0, t, a):
+    total = 0.0
+    for i in range(5):
+        total = total + np.sum(WEIGHTS[i] * (scipy.linalg.expm(a * (t[i] - t[0])) @ y0))
+    return total
+
+
+def test_a_linear_ode_matches_its_closed_form_in_y0_t_and_the_matrix():
+    y0 = np.array([1.0, 0.5])
+    value, gradients = cpsgrad.value_and_grad(linear_loss, argnums=(0, 1, 2))(y0, TIMES, A)
+    assert value == linear_loss(y0, TIMES, A)  # scipy's own forward
+    expected = cpsgrad.grad(closed_form_loss, argnums=(0, 1, 2))(y0, TIMES, A)
+    for gradient, wanted in zip(gradients, expected, strict=True):
+        assert gradient.shape == wanted.shape and gradient.dtype == np.float64
+        np.testing.assert_allclose(gradient, wanted, rtol=1e-7, atol=1e-8)
+    assert abs(gradients[1][0]) > 0.1  # the start time's gradient is not trivially zero
+    check_grad(linear_loss, y0, TIMES, A, argnums=(0, 1, 2), rtol=1e-6)
+
+
+# ---- a nonlinear ODE with parameters in args ------------------------------------------------------
+
+
+def predation(y0, alpha, beta, t):
+    ys = odeint(lotka_volterra, y0, t, args=(alpha, beta, 0.8, 0.3), **TIGHT)
+    return np.sum(ys[:, 0] * ys[:, 1]) + np.sum(ys[-1] ** 2)
+
+
+def test_lotka_volterra_in_y0_float_parameters_and_t():
+    y0, t = np.array([1.0, 0.5]), np.linspace(0.0, 3.0, 6)
+    check_grad(predation, y0, 1.1, 0.4, t, argnums=(0, 1, 2, 3), rtol=1e-6)
+    gradients = cpsgrad.grad(predation, argnums=(1, 2))(y0, 1.1, 0.4, t)
+    assert all(type(g) is float for g in gradients)  # a float's gradient is a float
+
+
+def test_lotka_volterra_matches_jax():
+    jax = pytest.importorskip("jax")
+    from jax.experimental.ode import odeint as jax_odeint
+
+    y0, t = np.array([1.0, 0.5]), np.linspace(0.0, 3.0, 6)
+
+    def reference(y0, alpha, beta, t):
+        def dynamics(y, s, alpha, beta):
+            return jax.numpy.stack(lotka_volterra(y, s, alpha, beta, 0.8, 0.3))
+
+        ys = jax_odeint(dynamics, y0, t, alpha, beta, rtol=1e-10, atol=1e-10)
+        return jax.numpy.sum(ys[:, 0] * ys[:, 1]) + jax.numpy.sum(ys[-1] ** 2)
+
+    gradients = cpsgrad.grad(predation, argnums=(0, 1, 2, 3))(y0, 1.1, 0.4, t)
+    with jax.enable_x64(True):
+        expected = jax.grad(reference, argnums=(0, 1, 2, 3))(y0, 1.1, 0.4, t)
+    for gradient, wanted in zip(gradients, expected, strict=True):
+        np.testing.assert_allclose(gradient, np.asarray(wanted), rtol=1e-6, atol=1e-8)
+
+
+# ---- forms of the call ----------------------------------------------------------------------------
+
+
+def forced_loss(y0, k, t):
+    return np.sum(odeint(forced, y0, t, (k,), tfirst=True, **TIGHT) ** 2)
+
+
+def test_tfirst_and_a_non_autonomous_right_hand_side():
+    check_grad(forced_loss, np.array([1.0, -2.0]), 0.7, np.array([0.1, 0.4, 1.0]), argnums=(0, 1, 2), rtol=1e-6)
+
+
+def decreasing_times(y0, a):
+    return np.sum(WEIGHTS[:3] * odeint(linear, y0, np.array([1.0, 0.5, 0.5]), (a,), **TIGHT))
+
+
+def test_decreasing_times_and_a_repeated_time_point():
+    check_grad(decreasing_times, np.array([1.0, 0.5]), A, argnums=(0, 1), rtol=1e-6)
+
+
+@dataclasses.dataclass
+class Rates:
+    scale: np.ndarray
+    shift: float
+
+
+def nested(y, t, params, rates, label, power):
+    ((w, b),) = params
+    return rates.scale * np.tanh(w @ y + b) - rates.shift * y**power
+
+
+def nested_loss(w, b, scale, shift):
+    ys = odeint(nested, np.array([0.3, -0.2]), TIMES, ([(w, b)], Rates(scale, shift), "ignored", 1), **TIGHT)
+    return np.sum(WEIGHTS * ys)
+
+
+def test_args_of_lists_tuples_dataclasses_with_constants_among_them():
+    w, b = np.array([[0.5, -1.0], [0.3, 0.2]]), np.array([0.1, -0.4])
+    check_grad(nested_loss, w, b, np.array([1.5, 0.5]), 0.2, argnums=(0, 1, 2, 3), rtol=1e-6)
+
+
+def scalar_state(y0, k):
+    return odeint(forced, y0, TIMES, (k,), tfirst=True, **TIGHT)[-1, 0]
+
+
+def listed_state(a, b):
+    return np.sum(WEIGHTS * odeint(linear, [a, b], TIMES, (A,), **TIGHT))
+
+
+def test_a_scalar_y0_gets_a_float_and_a_listed_one_its_elements():
+    check_grad(scalar_state, 1.5, 0.5, argnums=(0, 1), rtol=1e-6)
+    gradient = cpsgrad.grad(scalar_state)(1.5, 0.5)
+    assert type(gradient) is float
+    check_grad(listed_state, 1.0, 0.5, argnums=(0, 1), rtol=1e-6)
+
+
+def relay(y0, a):
+    """odeint in a loop: each leg starts where the last ended, with the matrix scaled."""
+    y = y0
+    total = 0.0
+    for leg in range(3):
+        ys = odeint(linear, y, np.array([0.0, 0.3, 0.6]), (a * (1.0 + 0.5 * leg),), **TIGHT)
+        total = total + np.sum(ys[1] * WEIGHTS[leg])
+        y = ys[-1]
+    return total + np.sum(y**2)
+
+
+def solve(y0, a):
+    return odeint(linear, y0, TIMES, (a,), **TIGHT)
+
+
+def through_a_helper(y0, a):
+    return np.sum(WEIGHTS * solve(y0, a)) + np.sum(solve(2.0 * y0, a)[-1])
+
+
+def test_odeint_in_a_loop_and_inside_a_user_function():
+    y0 = np.array([1.0, 0.5])
+    check_grad(relay, y0, A, argnums=(0, 1), rtol=1e-6)
+    check_grad(through_a_helper, y0, A, argnums=(0, 1), rtol=1e-6)
+
+
+def discarded(y0, a):
+    unused = odeint(linear, y0, TIMES, (a,))  # noqa: F841
+    return np.sum(y0 * y0) + np.sum(a)
+
+
+def discarded_in_part(y0, a):
+    ys = odeint(linear, y0, TIMES, (a,), **TIGHT)
+    return np.sum(y0) + 0.0 * ys[0, 0]
+
+
+def test_a_discarded_result_contributes_exact_zeros():
+    y0 = np.array([1.0, 0.5])
+    g_y0, g_a = cpsgrad.grad(discarded, argnums=(0, 1))(y0, A)
+    np.testing.assert_array_equal(g_y0, 2.0 * y0)
+    np.testing.assert_array_equal(g_a, np.ones_like(A))
+    g_y0, g_a = cpsgrad.grad(discarded_in_part, argnums=(0, 1))(y0, A)
+    np.testing.assert_array_equal(g_y0, np.ones(2))
+    np.testing.assert_array_equal(g_a, np.zeros_like(A))  # an output adjoint of zeros: no NaN
+
+
+def test_float32_arguments_get_float32_gradients():
+    y0, k = np.array([1.0, -2.0], np.float32), np.array(0.7, np.float32)
+    gradients = cpsgrad.grad(forced_loss, argnums=(0, 1))(y0, k, TIMES)
+    assert [g.dtype for g in gradients] == [np.float32, np.float32]
+    assert gradients[0].shape == (2,) and gradients[1].shape == ()
+    expected = cpsgrad.grad(forced_loss, argnums=(0, 1))(y0.astype(np.float64), 0.7, TIMES)
+    np.testing.assert_allclose(gradients[0], expected[0], rtol=1e-5)
+    np.testing.assert_allclose(gradients[1], expected[1], rtol=1e-5)
+
+
+def only_the_solution(k):
+    ys, info = odeint(forced, np.ones(2), TIMES, (k,), tfirst=True, full_output=True, **TIGHT)
+    return np.sum(ys) + float(len(info))
+
+
+def test_full_output_differentiates_the_solution():
+    check_grad(only_the_solution, 0.5, rtol=1e-6)
+
+
+def test_array_tolerances_serve_the_augmented_system():
+    def loss(y0, a):
+        return np.sum(WEIGHTS * odeint(linear, y0, TIMES, (a,), rtol=1e-10, atol=np.array([1e-10, 1e-11])))
+
+    check_grad(loss, np.array([1.0, 0.5]), A, argnums=(0, 1), rtol=1e-6)
+
+
+# ---- refusals -------------------------------------------------------------------------------------
+
+
+def closure_over_a_parameter(k):
+    def decay(y, t):
+        return -k * y
+
+    return np.sum(odeint(decay, np.ones(2), TIMES))
+
+
+def partial_over_a_parameter(k):
+    rhs = functools.partial(forced, k=k)
+    return np.sum(odeint(rhs, np.ones(2), TIMES, tfirst=True))
+
+
+def test_a_func_capturing_a_differentiable_value_is_refused():
+    with pytest.raises(
+        UnsupportedError,
+        match=r"odeint of closure_over_a_parameter.<locals>.decay: func may carry a "
+        r"differentiable value .* pass those values in args",
+    ):
+        cpsgrad.grad(closure_over_a_parameter)(0.5)
+    with pytest.raises(UnsupportedError, match=r"func may carry a differentiable value"):
+        cpsgrad.grad(partial_over_a_parameter)(0.5)
+
+
+def mapped(y, t, a, g):
+    return g(a @ y)
+
+
+def odd_args(k):
+    return np.sum(odeint(mapped, np.ones(2), TIMES, (A * k, lambda v, s=k: v * s)))
+
+
+def solver_info(k):
+    ys, info = odeint(forced, np.ones(2), TIMES, (k,), tfirst=True, full_output=True)
+    return np.sum(ys) + np.sum(info["hu"])
+
+
+def positional_options(k):
+    return np.sum(odeint(forced, np.ones(2), TIMES, (k,), None, 0, 0, None, None, 1e-8, tfirst=True))
+
+
+def test_the_refusals_name_the_call_and_the_argument():
+    with pytest.raises(UnsupportedError, match=r"scipy.integrate.odeint: args\[1\] is a function; .* pass its values"):
+        cpsgrad.grad(odd_args)(0.5)
+    with pytest.raises(UnsupportedError, match=r"odeint\(full_output=True\): the solver's infodict"):
+        cpsgrad.grad(solver_info)(0.5)
+    with pytest.raises(NoRuleError, match=r"call of odeint: no derivative rule for odeint fits these arguments"):
+        cpsgrad.grad(positional_options)(0.5)
