@@ -23,7 +23,8 @@ import scipy.integrate
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.registry import rule
-from cpsgrad.rules.scipy.ode_adjoint import Layout, UserVJP, conformed, holds_nothing
+from cpsgrad.rules.scipy.ode_adjoint import Layout, Sweep, conformed, holds_nothing
+from cpsgrad.rules.scipy.ode_adjoint import augmented_tolerances as tolerances
 from cpsgrad.runtime.adjoints import DictAdjoint, is_zero, item
 
 _ODEINT = "scipy.integrate.odeint"
@@ -147,79 +148,37 @@ class OdeintBackward:
                     "solution, odeint(...)[0], or call odeint without full_output",
                 )
             y_d, y = item(y_d, 0), y[0]
-        self.y_d, self.y, self.func, self.y0, self.t = y_d, np.asarray(y), func, y0, t
+        y = np.asarray(y)
+        g = None if is_zero(y_d) else np.array(np.broadcast_to(np.asarray(y_d, dtype=np.float64), y.shape))
+        times = np.asarray(t, dtype=np.float64).ravel()
         self.extra = args if isinstance(args, tuple) else (args,)
-        self.tfirst, self.options = tfirst, options
-        self.found = None  # (a(t0), t's gradient, args' gradient or None)
+        self.sweep = Sweep(_ODEINT, func, self.extra, tfirst, y, g, times, times[0], y[0], _odeint_solve(options))
+        self.y0, self.t = y0, t
+        self.found = None  # Sweep.run's
 
     def args_adjoint(self):
         layouts = [Layout(part, _ODEINT, f"args[{j}]") for j, part in enumerate(self.extra)]
         if self.found is None:
-            self.found = self._run(tuple(j for j, layout in enumerate(layouts) if layout.size))
-        _, _, flat = self.found
-        if flat is None:
-            return 0.0
-        whole = Layout(self.extra, _ODEINT, "args")
-        return whole.adjoint(flat)
+            self.found = self.sweep.run(tuple(j for j, layout in enumerate(layouts) if layout.size))
+        flat = self.found[3]
+        return 0.0 if flat is None else Layout(self.extra, _ODEINT, "args").adjoint(flat)
 
     def y0_adjoint(self):
         if self.found is None:
-            self.found = self._run(None)
+            self.found = self.sweep.run(None)
         return conformed(self.y0, self.found[0], _ODEINT, "y0")
 
     def t_adjoint(self):
         if self.found is None:
-            self.found = self._run(None)
-        return conformed(self.t, self.found[1], _ODEINT, "t")
-
-    def _run(self, differentiated: tuple[int, ...] | None):
-        """(a(t0), t's gradient, args' gradient flat or None), each as flat float64 vectors."""
-        y = self.y
-        times = np.asarray(self.t, dtype=np.float64).ravel()
-        count, n = y.shape
-        if is_zero(self.y_d):
-            g = None
-        else:
-            g = np.array(np.broadcast_to(np.asarray(self.y_d, dtype=np.float64), y.shape))
-        sizes = [Layout(self.extra[j], _ODEINT, f"args[{j}]").size for j in differentiated or ()]
-        m = sum(sizes)
-        t_bar = np.zeros(count)
-        if g is None or not g.any():
-            return np.zeros(n), t_bar, (np.zeros(m) if differentiated is not None else None)
-        vjp = UserVJP(self.func, self.extra, differentiated or (), self.tfirst, _ODEINT)
-        a = g[-1].copy()
-        p = np.zeros(m)
-        options = _augmented_options(self.options, n, m)
-
-        def dynamics(state, s):
-            value, y_bar, p_bar = vjp(state[:n].copy(), s, -state[n : 2 * n])
-            return np.concatenate((value, y_bar, p_bar))
-
-        for i in range(count - 1, 0, -1):
-            value = _value(self.func, y[i], times[i], self.extra, self.tfirst)
-            t_bar[i] = g[i] @ value
-            if times[i] != times[i - 1]:
-                start = np.concatenate((y[i], a, p))
-                path = scipy.integrate.odeint(dynamics, start, np.array([times[i], times[i - 1]]), **options)
-                a, p = path[1, n : 2 * n], path[1, 2 * n :]
-            a = a + g[i - 1]
-        if count > 1:
-            t_bar[0] = -(a - g[0]) @ _value(self.func, y[0], times[0], self.extra, self.tfirst)
-        return a, t_bar, (p if differentiated is not None else None)
+            self.found = self.sweep.run(None)
+        t_bar = self.found[1].copy()
+        t_bar[0] += self.found[2]  # t[0] is the first output's time and the start
+        return conformed(self.t, t_bar, _ODEINT, "t")
 
 
-def _value(func, y, t, args, tfirst):
-    found = func(t, y.copy(), *args) if tfirst else func(y.copy(), t, *args)
-    return np.ravel(np.asarray(found, dtype=np.float64))
+def _odeint_solve(options: dict):
+    def integrate(dynamics, state, t_from, t_to, n):
+        found = tolerances(options, n, state.size - 2 * n)
+        return scipy.integrate.odeint(dynamics, state, np.array([t_from, t_to]), tfirst=True, **found)[1]
 
-
-def _augmented_options(options: dict, n: int, m: int) -> dict:
-    """The solver options for the augmented system of 2 n + m components: array tolerances,
-    given for the state's n, serve its adjoint's too, and their smallest the parameters'."""
-    found = {key: value for key, value in options.items() if value is not None}
-    for key in ("rtol", "atol"):
-        value = found.get(key)
-        if value is not None and np.ndim(value) > 0:
-            value = np.ravel(np.asarray(value, dtype=np.float64))
-            found[key] = np.concatenate((value, value, np.full(m, value.min())))
-    return found
+    return integrate

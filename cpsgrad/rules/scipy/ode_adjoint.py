@@ -273,3 +273,63 @@ def conformed(value, flat: np.ndarray, construct: str, path: str):
     if layout.size == 0:
         return 0.0
     raise UnsupportedError(None, construct, f"{path} has {layout.size} differentiable values for {flat.size} elements")
+
+
+class Sweep:
+    """The adjoint sweep of the ODE rules: with the output states `y` (one row a time point of
+    `times`, monotonic), their adjoints `g` (None: all zero), the start `start` where the state
+    was `y0`, it integrates the augmented system (state, its adjoint a, the adjoints p of the
+    differentiable elements of `args`) backward from each time point to the one before it and
+    finally to the start, adding the outputs' adjoints on the way, with
+    `integrate(dynamics, state, t_from, t_to, n)` (the solver's own, `dynamics(t, state)`).
+
+    `run(differentiated)` returns (a at the start: y0's gradient, the times' gradients
+    g[i] . f(y[i], times[i]), the start's gradient -a . f(y0, start), p flat or None). With
+    `differentiated` None the parameters' adjoints are not integrated."""
+
+    def __init__(self, construct, func, extra, tfirst, y, g, times, start, y0, integrate):
+        self.construct, self.func, self.extra, self.tfirst = construct, func, extra, tfirst
+        self.y, self.g, self.times, self.start, self.y0 = y, g, times, start, y0
+        self.integrate = integrate
+
+    def value(self, y, t) -> np.ndarray:
+        found = self.func(t, y.copy(), *self.extra) if self.tfirst else self.func(y.copy(), t, *self.extra)
+        return np.ravel(np.asarray(found, dtype=np.float64))
+
+    def run(self, differentiated: tuple[int, ...] | None):
+        y, g, times = self.y, self.g, self.times
+        count, n = y.shape
+        m = sum(Layout(self.extra[j], self.construct, f"args[{j}]").size for j in differentiated or ())
+        t_bar = np.zeros(count)
+        if g is None or not g.any():
+            return np.zeros(n), t_bar, 0.0, (np.zeros(m) if differentiated is not None else None)
+        vjp = UserVJP(self.func, self.extra, differentiated or (), self.tfirst, self.construct)
+
+        def dynamics(s, state):
+            value, y_bar, p_bar = vjp(state[:n].copy(), s, -state[n : 2 * n])
+            return np.concatenate((value, y_bar, p_bar))
+
+        a, p = g[-1].copy(), np.zeros(m)
+        for i in range(count - 1, -1, -1):
+            if g[i].any():
+                t_bar[i] = g[i] @ self.value(y[i], times[i])
+            target = times[i - 1] if i > 0 else self.start
+            if times[i] != target and (a.any() or p.any()):
+                end = self.integrate(dynamics, np.concatenate((y[i], a, p)), times[i], target, n)
+                a, p = end[n : 2 * n], end[2 * n :]
+            if i > 0:
+                a = a + g[i - 1]
+        start_bar = -float(a @ self.value(self.y0, self.start)) if a.any() else 0.0
+        return a, t_bar, start_bar, (p if differentiated is not None else None)
+
+
+def augmented_tolerances(options: dict, n: int, m: int) -> dict:
+    """The solver options for the augmented system of 2 n + m components: array tolerances,
+    given for the state's n, serve its adjoint's too, and their smallest the parameters'."""
+    found = {key: value for key, value in options.items() if value is not None}
+    for key in ("rtol", "atol"):
+        value = found.get(key)
+        if value is not None and np.ndim(value) > 0:
+            value = np.ravel(np.asarray(value, dtype=np.float64))
+            found[key] = np.concatenate((value, value, np.full(m, value.min())))
+    return found
