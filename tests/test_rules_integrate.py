@@ -281,3 +281,99 @@ def test_the_refusals_name_the_call_and_the_argument():
         cpsgrad.grad(solver_info)(0.5)
     with pytest.raises(NoRuleError, match=r"call of odeint: no derivative rule for odeint fits these arguments"):
         cpsgrad.grad(positional_options)(0.5)
+
+
+# ---- solve_ivp ------------------------------------------------------------------------------------
+
+
+def numeric_gradient(f, args, position):
+    """Central differences of fourth order (steps 1e-3 and 2e-3): f's derivative in args[position]."""
+    x = np.asarray(args[position], dtype=np.float64)
+    found = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        values = []
+        for step in (2e-3, 1e-3, -1e-3, -2e-3):
+            moved = x.copy()
+            moved[index] += step
+            changed = list(args)
+            changed[position] = moved if x.ndim else float(moved)
+            values.append(f(*changed))
+        found[index] = (-values[0] + 8.0 * values[1] - 8.0 * values[2] + values[3]) / 12e-3
+    return found
+
+
+def lotka_volterra_first(t, y, alpha, beta):
+    return lotka_volterra(y, t, alpha, beta, 0.8, 0.3)
+
+
+def ivp_loss(y0, alpha, beta, t_eval, start, method="RK45"):
+    sol = scipy.integrate.solve_ivp(
+        lotka_volterra_first, (start, 3.0), y0, method=method, t_eval=t_eval, args=(alpha, beta), **TIGHT
+    )
+    return np.sum(sol.y[0] * sol.y[1]) + np.sum(sol.y[:, -1] ** 2)
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA"])
+def test_solve_ivp_in_y0_args_t_eval_and_the_start(method):
+    arguments = (np.array([1.0, 0.5]), 1.1, 0.4, np.array([0.5, 1.0, 2.0, 2.5]), 0.1, method)
+    value, gradients = cpsgrad.value_and_grad(ivp_loss, argnums=(0, 1, 2, 3, 4))(*arguments)
+    assert value == ivp_loss(*arguments)
+    assert type(gradients[1]) is float and type(gradients[4]) is float
+    for position, gradient in enumerate(gradients):
+        np.testing.assert_allclose(gradient, numeric_gradient(ivp_loss, arguments, position), rtol=1e-5, atol=1e-6)
+
+
+def test_solve_ivp_matches_odeint_on_the_same_problem():
+    """The same trajectory sampled at the same times from the same start: the same gradients."""
+    y0, t_eval = np.array([1.0, 0.5]), np.array([0.1, 1.0, 2.0, 3.0])
+
+    def by_odeint(y0, alpha, t):
+        ys = odeint(lotka_volterra, y0, t, (alpha, 0.4, 0.8, 0.3), **TIGHT)
+        return np.sum(ys[:, 0] * ys[:, 1]) + np.sum(ys[-1] ** 2)
+
+    def by_solve_ivp(y0, alpha, t):
+        return ivp_loss(y0, alpha, 0.4, t, 0.1)
+
+    expected = cpsgrad.grad(by_odeint, argnums=(0, 1, 2))(y0, 1.1, t_eval)
+    found = cpsgrad.grad(by_solve_ivp, argnums=(0, 1, 2))(y0, 1.1, t_eval)
+    np.testing.assert_allclose(found[0], expected[0], rtol=1e-6)
+    np.testing.assert_allclose(found[1], expected[1], rtol=1e-6)
+    # t_eval[0] is the start too: odeint's t[0] gets both parts, solve_ivp's t_eval[0] one of them
+    np.testing.assert_allclose(found[2][1:], expected[2][1:], rtol=1e-6)
+
+
+def ivp_without_t_eval(y0):
+    return np.sum(scipy.integrate.solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, args=(1.0, 0.4)).y)
+
+
+def ivp_reading_t(y0):
+    sol = scipy.integrate.solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, t_eval=[0.5, 1.0], args=(1.0, 0.4))
+    return np.sum(sol.y) + np.sum(sol.t * sol.y[0])
+
+
+def ivp_with_dense_output(y0):
+    sol = scipy.integrate.solve_ivp(
+        lotka_volterra_first, (0.0, 1.0), y0, t_eval=[0.5, 1.0], dense_output=True, args=(1.0, 0.4)
+    )
+    return np.sum(sol.y)
+
+
+def stop(t, y, alpha, beta):
+    return y[0] - 0.5
+
+
+def ivp_with_events(y0):
+    sol = scipy.integrate.solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, t_eval=[0.5], events=stop, args=(1.0, 0.4))
+    return np.sum(sol.y)
+
+
+def test_solve_ivp_refusals_name_what_is_not_differentiated():
+    y0 = np.array([1.0, 0.5])
+    with pytest.raises(UnsupportedError, match=r"solve_ivp with sol.y without t_eval: .* pass t_eval"):
+        cpsgrad.grad(ivp_without_t_eval)(y0)
+    with pytest.raises(UnsupportedError, match=r"solve_ivp with its result's t: only sol.y is differentiated"):
+        cpsgrad.grad(ivp_reading_t)(y0)
+    with pytest.raises(UnsupportedError, match=r"solve_ivp with dense_output=True"):
+        cpsgrad.grad(ivp_with_dense_output)(y0)
+    with pytest.raises(UnsupportedError, match=r"solve_ivp with events"):
+        cpsgrad.grad(ivp_with_events)(y0)

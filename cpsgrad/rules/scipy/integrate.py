@@ -28,6 +28,7 @@ from cpsgrad.rules.scipy.ode_adjoint import augmented_tolerances as tolerances
 from cpsgrad.runtime.adjoints import DictAdjoint, is_zero, item
 
 _ODEINT = "scipy.integrate.odeint"
+_SOLVE_IVP = "scipy.integrate.solve_ivp"
 
 
 @rule(scipy.integrate.odeint)
@@ -96,6 +97,59 @@ def odeint(
     args_d += back.args_adjoint()
     y0_d += back.y0_adjoint()
     t_d += back.t_adjoint()
+
+
+@rule(scipy.integrate.solve_ivp)
+def solve_ivp(
+    fun,
+    t_span,
+    y0,
+    method="RK45",
+    t_eval=None,
+    dense_output=False,
+    events=None,
+    vectorized=False,
+    args=None,
+    *,
+    rtol=1e-3,
+    atol=1e-6,
+    first_step=None,
+    max_step=None,
+    min_step=None,
+    jac=None,
+    jac_sparsity=None,
+    lband=None,
+    uband=None,
+):
+    sol = scipy.integrate.solve_ivp(
+        fun,
+        t_span,
+        y0,
+        method,
+        t_eval,
+        dense_output,
+        events,
+        vectorized,
+        args,
+        rtol=rtol,
+        atol=atol,
+        first_step=first_step,
+        max_step=max_step,
+        min_step=min_step,
+        jac=jac,
+        jac_sparsity=jac_sparsity,
+        lband=lband,
+        uband=uband,
+    )
+    sol_d = yield sol
+    fun_d += differentiable_function(fun, _SOLVE_IVP)
+    back = SolveIvpBackward(
+        sol_d, sol, fun, t_span, y0, t_eval, args, (method, dense_output, events, vectorized), (rtol, atol, max_step)
+    )
+    args_d += back.args_adjoint()
+    y0_d += back.y0_adjoint()
+    t_span_d += back.t_span_adjoint()
+    t_eval_d += back.t_eval_adjoint()
 
 
 # ---- helpers ----------------------------------------------------------------------------------
@@ -180,5 +234,84 @@ def _odeint_solve(options: dict):
     def integrate(dynamics, state, t_from, t_to, n):
         found = tolerances(options, n, state.size - 2 * n)
         return scipy.integrate.odeint(dynamics, state, np.array([t_from, t_to]), tfirst=True, **found)[1]
+
+    return integrate
+
+
+class SolveIvpBackward:
+    """solve_ivp's backward (as OdeintBackward's): the gradient of what the program read of
+    `sol.y` at the times `t_eval`; to y0, t_span's start, t_eval and the elements of args."""
+
+    def __init__(self, sol_d, sol, fun, t_span, y0, t_eval, args, flags, options):
+        method, dense_output, events, vectorized = flags
+        for name, given in (("dense_output", dense_output), ("vectorized", vectorized)):
+            if given:
+                refuse_ivp(f"{name}=True", f"the gradient through solve_ivp is taken without {name}")
+        if events is not None:
+            refuse_ivp(
+                "events",
+                "the gradient through solve_ivp is taken without events (its t_events, y_events and "
+                "the end they may make are not differentiated)",
+            )
+        adjoints = sol_d if isinstance(sol_d, DictAdjoint) else {}
+        for key, adjoint in adjoints.items():
+            if key != "y" and not is_zero(adjoint):
+                refuse_ivp(f"its result's {key}", "only sol.y is differentiated (sol.t is t_eval as given)")
+        y_d = adjoints.get("y", 0.0)
+        if t_eval is None and not is_zero(y_d):
+            refuse_ivp("sol.y without t_eval", "the solver's own times move with the inputs; pass t_eval")
+        if not sol.success:
+            refuse_ivp("a failed solve", f"the forward solve did not finish ({sol.message})")
+        if np.iscomplexobj(sol.y):
+            refuse_ivp("a complex state", "complex states are not differentiated yet")
+        y = np.asarray(sol.y).T
+        g = None if is_zero(y_d) else np.array(np.broadcast_to(np.asarray(y_d, dtype=np.float64), sol.y.shape).T)
+        times = np.asarray(sol.t, dtype=np.float64) if t_eval is not None else np.zeros(0)
+        start = float(t_span[0])
+        self.extra = () if args is None else tuple(args)
+        self.args = args
+        state = np.ravel(np.asarray(y0, dtype=np.float64))
+        self.sweep = Sweep(_SOLVE_IVP, fun, self.extra, True, y, g, times, start, state, _ivp_solve(method, options))
+        self.y0, self.t_span, self.t_eval = y0, t_span, t_eval
+        self.found = None
+
+    def args_adjoint(self):
+        layouts = [Layout(part, _SOLVE_IVP, f"args[{j}]") for j, part in enumerate(self.extra)]
+        if self.found is None:
+            self.found = self.sweep.run(tuple(j for j, layout in enumerate(layouts) if layout.size))
+        flat = self.found[3]
+        return 0.0 if flat is None else Layout(self.args, _SOLVE_IVP, "args").adjoint(flat)
+
+    def y0_adjoint(self):
+        if self.found is None:
+            self.found = self.sweep.run(None)
+        return conformed(self.y0, self.found[0], _SOLVE_IVP, "y0")
+
+    def t_span_adjoint(self):
+        if self.found is None:
+            self.found = self.sweep.run(None)
+        return conformed(self.t_span, np.array([self.found[2], 0.0]), _SOLVE_IVP, "t_span")
+
+    def t_eval_adjoint(self):
+        if self.found is None:
+            self.found = self.sweep.run(None)
+        return conformed(self.t_eval, self.found[1], _SOLVE_IVP, "t_eval")
+
+
+def refuse_ivp(what: str, advice: str):
+    raise UnsupportedError(None, f"{_SOLVE_IVP} with {what}", advice)
+
+
+def _ivp_solve(method, options: tuple):
+    rtol, atol, max_step = options
+
+    def integrate(dynamics, state, t_from, t_to, n):
+        found = tolerances({"rtol": rtol, "atol": atol}, n, state.size - 2 * n)
+        if max_step is not None:
+            found["max_step"] = max_step
+        solved = scipy.integrate.solve_ivp(dynamics, (t_from, t_to), state, method=method, **found)
+        if not solved.success:
+            refuse_ivp("a failed backward solve", f"the adjoint system's solve did not finish ({solved.message})")
+        return solved.y[:, -1]
 
     return integrate
