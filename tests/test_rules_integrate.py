@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import scipy.integrate
 import scipy.linalg
+import scipy.special
 from scipy.integrate import odeint
 
 import cpsgrad
@@ -377,3 +378,37 @@ def test_solve_ivp_refusals_name_what_is_not_differentiated():
         cpsgrad.grad(ivp_with_dense_output)(y0)
     with pytest.raises(UnsupportedError, match=r"solve_ivp with events"):
         cpsgrad.grad(ivp_with_events)(y0)
+
+
+def few_steps(k):
+    return np.sum(odeint(forced, np.ones(2), TIMES, (k,), tfirst=True, mxstep=3))
+
+
+def without_a_rule(y, t, k):
+    return -k * scipy.special.betainc(2.0, 3.0, np.clip(y, 0.1, 0.9))
+
+
+def through_a_primitive_without_a_rule(k):
+    return np.sum(odeint(without_a_rule, np.full(2, 0.5), TIMES, (k,)))
+
+
+def test_a_failed_backward_solve_and_a_func_without_rules_are_refused():
+    with (
+        pytest.warns(scipy.integrate.ODEintWarning),
+        pytest.raises(
+            UnsupportedError, match=r"odeint's backward solve: odeint of the adjoint system from t=2.0 .* failed"
+        ),
+    ):
+        cpsgrad.grad(few_steps)(5.0)
+    with pytest.raises(NoRuleError, match=r"test_rules_integrate.py:\d+:\d+: call of scipy.special.betainc"):
+        cpsgrad.grad(through_a_primitive_without_a_rule)(1.0)
+
+
+def ivp_by_key(y0):
+    sol = scipy.integrate.solve_ivp(lotka_volterra_first, (0.0, 1.0), y0, t_eval=[0.5, 1.0], args=(1.0, 0.4), **TIGHT)
+    return np.sum(sol["y"] ** 2)
+
+
+def test_solve_ivp_result_read_by_key():
+    y0 = np.array([1.0, 0.5])
+    np.testing.assert_allclose(cpsgrad.grad(ivp_by_key)(y0), numeric_gradient(ivp_by_key, (y0,), 0), rtol=1e-5)

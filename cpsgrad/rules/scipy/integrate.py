@@ -233,7 +233,17 @@ class OdeintBackward:
 def _odeint_solve(options: dict):
     def integrate(dynamics, state, t_from, t_to, n):
         found = tolerances(options, n, state.size - 2 * n)
-        return scipy.integrate.odeint(dynamics, state, np.array([t_from, t_to]), tfirst=True, **found)[1]
+        path, info = scipy.integrate.odeint(
+            dynamics, state, np.array([t_from, t_to]), tfirst=True, full_output=True, **found
+        )
+        if info["message"] != "Integration successful.":
+            raise UnsupportedError(
+                None,
+                f"{_ODEINT}'s backward solve",
+                f"odeint of the adjoint system from t={float(t_from)!r} to t={float(t_to)!r} failed ({info['message']}); the "
+                "gradient would be wrong: raise mxstep, or check that the forward solve succeeds",
+            )
+        return path[1]
 
     return integrate
 
