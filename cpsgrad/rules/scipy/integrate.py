@@ -82,7 +82,7 @@ def odeint(
         tfirst=tfirst,
     )
     y_d = yield y
-    func_d += differentiable_function(func, _ODEINT)
+    func_d += differentiable_function(func, "scipy.integrate.odeint")
     back = OdeintBackward(
         y_d,
         y,
@@ -142,7 +142,7 @@ def solve_ivp(
         uband=uband,
     )
     sol_d = yield sol
-    fun_d += differentiable_function(fun, _SOLVE_IVP)
+    fun_d += differentiable_function(fun, "scipy.integrate.solve_ivp")
     back = SolveIvpBackward(
         sol_d, sol, fun, t_span, y0, t_eval, args, (method, dense_output, events, vectorized), (rtol, atol, max_step)
     )
