@@ -1,19 +1,19 @@
-"""Derivative rules for scipy.integrate: `odeint`, by the adjoint method.
+"""Derivative rules for scipy.integrate: `odeint` and `solve_ivp`, by the adjoint method.
 
-The forward is scipy's own call. The backward integrates, with `odeint` itself, backward in
-time between consecutive output times, the augmented system
+The forward is scipy's own call. The backward integrates, with the same solver, backward in
+time between consecutive output times and then to the start, the augmented system
 
     y' = f(y, t),   a' = -a . df/dy,   p' = -a . df/dp
 
 (the state, its adjoint, the adjoint of the differentiable leaves p of `args`), adding the
-output's adjoint at each time point. Then y0's gradient is a(t0); the gradient of t[i], i > 0,
-is g[i] . f(y[i], t[i]); t[0]'s is -a(t0+) . f(y0, t0), a before g[0] is added (moving the
-start with y0 held shifts the whole trajectory). The VJPs of the user's `func` come from its own
-derivative program (ode_adjoint.UserVJP). The adjoint of `func` itself (a closure over
-differentiable values made in the differentiated function) is refused: pass such values in
-`args`.
+output's adjoint g at each time point (ode_adjoint.Sweep). Then y0's gradient is a at the start;
+an output time's is g[i] . f(y[i], t[i]); the start's is -a . f(y0, t0) (moving the start with
+y0 held shifts the whole trajectory). odeint's t[0] is both the first output time and the start,
+and gets both; solve_ivp's outputs are at t_eval, its start is t_span[0] (t_span[1] gets 0).
+The VJPs of the user's `func` come from its own derivative program (ode_adjoint.UserVJP). A
+`func` holding values of its own (a closure over differentiable values made in the
+differentiated function) is refused: pass such values in `args`.
 """
-
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
 # ruff: noqa: F821, F841
 from __future__ import annotations
