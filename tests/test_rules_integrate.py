@@ -412,3 +412,33 @@ def ivp_by_key(y0):
 def test_solve_ivp_result_read_by_key():
     y0 = np.array([1.0, 0.5])
     np.testing.assert_allclose(cpsgrad.grad(ivp_by_key)(y0), numeric_gradient(ivp_by_key, (y0,), 0), rtol=1e-5)
+
+
+def ivp_backward_in_time(y0, alpha, t_eval, start):
+    sol = scipy.integrate.solve_ivp(
+        lotka_volterra_first, [start, 0.0], y0, t_eval=t_eval, args=(alpha, 0.4), method="DOP853", **TIGHT
+    )
+    return np.sum(WEIGHTS[:3].T * sol.y)
+
+
+def test_solve_ivp_backward_in_time_with_the_first_output_at_the_start():
+    """t_eval[0] is the start: each can only move with the other (t_eval within t_span), so their
+    gradients are checked as a sum, by moving both."""
+    y0, t_eval = np.array([1.0, 0.5]), np.array([2.0, 1.0, 0.25])
+    gradients = cpsgrad.grad(ivp_backward_in_time, argnums=(0, 1, 2, 3))(y0, 1.1, t_eval, 2.0)
+    np.testing.assert_allclose(
+        gradients[0], numeric_gradient(ivp_backward_in_time, (y0, 1.1, t_eval, 2.0), 0), rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        gradients[1], numeric_gradient(ivp_backward_in_time, (y0, 1.1, t_eval, 2.0), 1), rtol=1e-5
+    )
+
+    def later_times(rest):
+        return ivp_backward_in_time(y0, 1.1, np.concatenate(([2.0], rest)), 2.0)
+
+    def both(shift):
+        return ivp_backward_in_time(y0, 1.1, t_eval + np.array([shift, 0.0, 0.0]), 2.0 + shift)
+
+    np.testing.assert_allclose(gradients[2][1:], numeric_gradient(later_times, (t_eval[1:],), 0), rtol=1e-5)
+    np.testing.assert_allclose(gradients[2][0] + gradients[3], numeric_gradient(both, (0.0,), 0), rtol=1e-5, atol=1e-7)
+    assert abs(gradients[3]) > 1e-2 and abs(gradients[2][0]) > 1e-2  # both parts are there
