@@ -235,11 +235,53 @@ def test_array_tolerances_serve_the_augmented_system():
 # ---- refusals -------------------------------------------------------------------------------------
 
 
-def closure_over_a_parameter(k):
-    def decay(y, t):
-        return -k * y
+def closure_over_parameters(theta, y0):
+    """func a nested def over a dict of parameters and a lambda with a default: their gradients
+    reach theta through the closures' environments."""
+    scale = theta["scale"]
 
-    return np.sum(odeint(decay, np.ones(2), TIMES))
+    def decay(y, t):
+        return -theta["rate"] * y + scale * np.sin(t)
+
+    ys = odeint(decay, y0, TIMES, **TIGHT)
+    zs = odeint(lambda y, t, w=theta["rate"]: -w * y * y, y0, TIMES, **TIGHT)
+    return np.sum(WEIGHTS * ys) + np.sum(WEIGHTS * zs)
+
+
+def through_args(rate, scale, y0):
+    ys = odeint(forced_by, y0, TIMES, (rate, scale), **TIGHT)
+    zs = odeint(squared, y0, TIMES, (rate,), **TIGHT)
+    return np.sum(WEIGHTS * ys) + np.sum(WEIGHTS * zs)
+
+
+def forced_by(y, t, rate, scale):
+    return -rate * y + scale * np.sin(t)
+
+
+def squared(y, t, w):
+    return -w * y * y
+
+
+def test_a_closure_over_parameters_gets_their_gradients():
+    theta, y0 = {"rate": 0.7, "scale": 0.3}, np.array([1.0, 0.5])
+    gradient = cpsgrad.grad(closure_over_parameters)(theta, y0)
+    rate, scale, y0_gradient = cpsgrad.grad(through_args, argnums=(0, 1, 2))(0.7, 0.3, y0)
+    assert gradient.keys() == {"rate", "scale"}
+    np.testing.assert_allclose([gradient["rate"], gradient["scale"]], [rate, scale], rtol=1e-9)
+    check_grad(through_args, 0.7, 0.3, y0, argnums=(0, 1, 2), rtol=1e-6)
+    assert cpsgrad.grad(closure_over_parameters, argnums=1)(theta, y0) == pytest.approx(y0_gradient, rel=1e-9)
+
+
+def ivp_closure(rate, y0):
+    sol = scipy.integrate.solve_ivp(lambda t, y: -rate * y * (1.0 + t), (0.0, 1.0), y0, t_eval=[0.5, 1.0], **TIGHT)
+    return np.sum(sol.y**2)
+
+
+def test_solve_ivp_with_a_closure():
+    arguments = (0.7, np.array([1.0, 0.5]))
+    gradients = cpsgrad.grad(ivp_closure, argnums=(0, 1))(*arguments)
+    for position, gradient in enumerate(gradients):
+        np.testing.assert_allclose(gradient, numeric_gradient(ivp_closure, arguments, position), rtol=1e-5)
 
 
 def partial_over_a_parameter(k):
@@ -247,15 +289,18 @@ def partial_over_a_parameter(k):
     return np.sum(odeint(rhs, np.ones(2), TIMES, tfirst=True))
 
 
-def test_a_func_capturing_a_differentiable_value_is_refused():
-    with pytest.raises(
-        UnsupportedError,
-        match=r"odeint of closure_over_a_parameter.<locals>.decay: func may carry a "
-        r"differentiable value .* pass those values in args",
-    ):
-        cpsgrad.grad(closure_over_a_parameter)(0.5)
-    with pytest.raises(UnsupportedError, match=r"func may carry a differentiable value"):
+def recursive_closure(k):
+    def rhs(y, t, depth=0):
+        return -k * y if depth else rhs(y, t, 1)
+
+    return np.sum(odeint(rhs, np.ones(2), TIMES))
+
+
+def test_a_func_holding_values_cpsgrad_cannot_follow_is_refused():
+    with pytest.raises(UnsupportedError, match=r"odeint of partial: func holds values of its own .*\(a partial"):
         cpsgrad.grad(partial_over_a_parameter)(0.5)
+    with pytest.raises(UnsupportedError, match=r"odeint of recursive_closure.<locals>.rhs: func holds values"):
+        cpsgrad.grad(recursive_closure)(0.5)
 
 
 def mapped(y, t, a, g):

@@ -14,6 +14,7 @@ The VJPs of the user's `func` come from its own derivative program (ode_adjoint.
 `func` holding values of its own (a closure over differentiable values made in the
 differentiated function) is refused: pass such values in `args`.
 """
+
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
 # ruff: noqa: F821, F841
 from __future__ import annotations
@@ -23,7 +24,7 @@ import scipy.integrate
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.registry import rule
-from cpsgrad.rules.scipy.ode_adjoint import Layout, Sweep, conformed, holds_nothing
+from cpsgrad.rules.scipy.ode_adjoint import Layout, Sweep, conformed, environment, holds_nothing
 from cpsgrad.rules.scipy.ode_adjoint import augmented_tolerances as tolerances
 from cpsgrad.runtime.adjoints import DictAdjoint, is_zero, item
 
@@ -82,7 +83,6 @@ def odeint(
         tfirst=tfirst,
     )
     y_d = yield y
-    func_d += differentiable_function(func, "scipy.integrate.odeint")
     back = OdeintBackward(
         y_d,
         y,
@@ -94,6 +94,7 @@ def odeint(
         tfirst,
         solver_options(rtol, atol, tcrit, hmax, hmin, mxstep, mxordn, mxords),
     )
+    func_d += back.func_adjoint()
     args_d += back.args_adjoint()
     y0_d += back.y0_adjoint()
     t_d += back.t_adjoint()
@@ -142,10 +143,10 @@ def solve_ivp(
         uband=uband,
     )
     sol_d = yield sol
-    fun_d += differentiable_function(fun, "scipy.integrate.solve_ivp")
     back = SolveIvpBackward(
         sol_d, sol, fun, t_span, y0, t_eval, args, (method, dense_output, events, vectorized), (rtol, atol, max_step)
     )
+    fun_d += back.func_adjoint()
     args_d += back.args_adjoint()
     y0_d += back.y0_adjoint()
     t_span_d += back.t_span_adjoint()
@@ -170,26 +171,56 @@ def solver_options(rtol, atol, tcrit, hmax, hmin, mxstep, mxordn, mxords) -> dic
     }
 
 
-def differentiable_function(func, construct: str):
-    """The adjoint of `func` where the transform takes it for differentiable: none for a function
-    holding no values of its own (handed through `**options`, every argument is taken for
-    differentiable); refused for a closure, a partial, a function with defaults, a bound method or
-    a callable object, whose values could carry a gradient that would be lost."""
-    if holds_nothing(func):
-        return 0.0
-    raise UnsupportedError(
-        None,
-        f"{construct} of {getattr(func, '__qualname__', type(func).__name__)}",
-        "func may carry a differentiable value (a closure, lambda or partial made in the differentiated "
-        "function over its values, a function with defaults, a method of an object), whose gradient through "
-        "the solver is not computed; define func at module level and pass those values in args",
-    )
+class Backward:
+    """The backward of an ODE rule, run on its first request (`Sweep.run`). The templates ask for
+    func's adjoint first, then args', then the others': the parameters' adjoints are integrated
+    only where func or args is differentiable, func's environment only where func is."""
+
+    construct = ""
+    sweep: Sweep
+    func: object
+    extra: tuple  # the args func is called with
+    args: object  # args as given (its adjoint's structure)
+    found = None
+    captured = None
+
+    def run(self, parameters: bool):
+        if self.found is None:
+            differentiated = None
+            if parameters:
+                differentiated = tuple(j for j, part in enumerate(self.extra) if self._layout(part, j).size)
+            self.found = self.sweep.run(differentiated, self.captured)
+        return self.found
+
+    def _layout(self, part, j):
+        return Layout(part, self.construct, f"args[{j}]")
+
+    def func_adjoint(self):
+        """Where the transform takes func for differentiable: a function holding nothing gets no
+        adjoint (handed through `**options`, every argument is taken for differentiable); a
+        nested def or lambda of the differentiated function gets its environment's (what it
+        captured, its defaults); anything else holding values is refused (ode_adjoint.environment)."""
+        if holds_nothing(self.func):
+            return 0.0
+        assert self.found is None, "func's adjoint is asked for first"
+        self.captured = environment(self.func, self.construct)
+        flat = self.run(True)[3]
+        used = sum(self._layout(part, j).size for j, part in enumerate(self.extra))
+        return Layout(self.captured, self.construct, "func's captured values").adjoint(flat[used:])
+
+    def args_adjoint(self):
+        flat = self.run(True)[3]
+        used = sum(self._layout(part, j).size for j, part in enumerate(self.extra))
+        return Layout(self.args, self.construct, "args").adjoint(flat[:used])
+
+    def y0_adjoint(self):
+        return conformed(self.y0, self.run(False)[0], self.construct, "y0")
 
 
-class OdeintBackward:
-    """odeint's backward, run on the first request: with the adjoints of `args` when those are
-    asked for first (the template asks for args', then y0's, then t's: an inactive args costs
-    no integration of its adjoint)."""
+class OdeintBackward(Backward):
+    """odeint's backward (`Backward`): to func's environment, args, y0 and t."""
+
+    construct = _ODEINT
 
     def __init__(self, y_d, y, func, y0, t, args, full_output, tfirst, options):
         if full_output:
@@ -207,26 +238,12 @@ class OdeintBackward:
         times = np.asarray(t, dtype=np.float64).ravel()
         self.extra = args if isinstance(args, tuple) else (args,)
         self.sweep = Sweep(_ODEINT, func, self.extra, tfirst, y, g, times, times[0], y[0], _odeint_solve(options))
-        self.y0, self.t = y0, t
-        self.found = None  # Sweep.run's
-
-    def args_adjoint(self):
-        layouts = [Layout(part, _ODEINT, f"args[{j}]") for j, part in enumerate(self.extra)]
-        if self.found is None:
-            self.found = self.sweep.run(tuple(j for j, layout in enumerate(layouts) if layout.size))
-        flat = self.found[3]
-        return 0.0 if flat is None else Layout(self.extra, _ODEINT, "args").adjoint(flat)
-
-    def y0_adjoint(self):
-        if self.found is None:
-            self.found = self.sweep.run(None)
-        return conformed(self.y0, self.found[0], _ODEINT, "y0")
+        self.func, self.args, self.y0, self.t = func, self.extra, y0, t
 
     def t_adjoint(self):
-        if self.found is None:
-            self.found = self.sweep.run(None)
-        t_bar = self.found[1].copy()
-        t_bar[0] += self.found[2]  # t[0] is the first output's time and the start
+        found = self.run(False)
+        t_bar = found[1].copy()
+        t_bar[0] += found[2]  # t[0] is the first output's time and the start
         return conformed(self.t, t_bar, _ODEINT, "t")
 
 
@@ -248,9 +265,11 @@ def _odeint_solve(options: dict):
     return integrate
 
 
-class SolveIvpBackward:
+class SolveIvpBackward(Backward):
     """solve_ivp's backward (as OdeintBackward's): the gradient of what the program read of
-    `sol.y` at the times `t_eval`; to y0, t_span's start, t_eval and the elements of args."""
+    `sol.y` at the times `t_eval`; to fun's environment, args, y0, t_span's start and t_eval."""
+
+    construct = _SOLVE_IVP
 
     def __init__(self, sol_d, sol, fun, t_span, y0, t_eval, args, flags, options):
         method, dense_output, events, vectorized = flags
@@ -282,30 +301,13 @@ class SolveIvpBackward:
         self.args = args
         state = np.ravel(np.asarray(y0, dtype=np.float64))
         self.sweep = Sweep(_SOLVE_IVP, fun, self.extra, True, y, g, times, start, state, _ivp_solve(method, options))
-        self.y0, self.t_span, self.t_eval = y0, t_span, t_eval
-        self.found = None
-
-    def args_adjoint(self):
-        layouts = [Layout(part, _SOLVE_IVP, f"args[{j}]") for j, part in enumerate(self.extra)]
-        if self.found is None:
-            self.found = self.sweep.run(tuple(j for j, layout in enumerate(layouts) if layout.size))
-        flat = self.found[3]
-        return 0.0 if flat is None else Layout(self.args, _SOLVE_IVP, "args").adjoint(flat)
-
-    def y0_adjoint(self):
-        if self.found is None:
-            self.found = self.sweep.run(None)
-        return conformed(self.y0, self.found[0], _SOLVE_IVP, "y0")
+        self.func, self.y0, self.t_span, self.t_eval = fun, y0, t_span, t_eval
 
     def t_span_adjoint(self):
-        if self.found is None:
-            self.found = self.sweep.run(None)
-        return conformed(self.t_span, np.array([self.found[2], 0.0]), _SOLVE_IVP, "t_span")
+        return conformed(self.t_span, np.array([self.run(False)[2], 0.0]), _SOLVE_IVP, "t_span")
 
     def t_eval_adjoint(self):
-        if self.found is None:
-            self.found = self.sweep.run(None)
-        return conformed(self.t_eval, self.found[1], _SOLVE_IVP, "t_eval")
+        return conformed(self.t_eval, self.run(False)[1], _SOLVE_IVP, "t_eval")
 
 
 def refuse_ivp(what: str, advice: str):

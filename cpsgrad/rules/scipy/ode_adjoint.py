@@ -31,6 +31,7 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime import books, writes
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, entry, is_zero, item
+from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.runtime.dispatch import CallSite
 
 _CONSTANTS = (bool, int, str, bytes, type(None), np.integer, np.bool_, range, type, types.ModuleType)
@@ -221,18 +222,22 @@ class UserVJP:
     `args` are the extra arguments after the state and the time (`tfirst`: the time first);
     those in `differentiated` (indices into `args`) get their adjoints, flat, in that order."""
 
-    def __init__(self, func, args: tuple, differentiated: tuple[int, ...], tfirst: bool, construct: str):
+    def __init__(self, func, args: tuple, differentiated: tuple[int, ...], tfirst: bool, construct: str, captured=None):
         self.func = func
         self.args = args
         self.tfirst = bool(tfirst)
         self.construct = construct
         self.layouts = [Layout(args[j], construct, f"args[{j}]") for j in differentiated]
+        # a made closure's environment (its captured values, then its defaults), differentiated too
+        self.captured = None if captured is None else Layout(captured, construct, "func's captured values")
         state = 1 if self.tfirst else 0
         active = (state, *(2 + j for j in differentiated))
-        key = (2 + len(args), active)
+        key = (2 + len(args), active, captured is not None)
         site = _SITES.get(key)
         if site is None:
-            site = _SITES[key] = CallSite(f"the func of {construct}", None, active, 2 + len(args), ())
+            site = _SITES[key] = CallSite(
+                f"the func of {construct}", None, active, 2 + len(args), (), callee_active=captured is not None
+            )
         self.site = site
 
     def __call__(self, y: np.ndarray, t: float, cotangent: np.ndarray):
@@ -254,10 +259,32 @@ class UserVJP:
             books.close_loans(loans)
             writes.close_writes(written)
         value = np.ravel(np.asarray(seen[0], dtype=np.float64))
-        y_bar = result[1]
+        first = 1 if self.captured is None else 2  # a closure's adjoint comes first
+        y_bar = result[first]
         y_bar = np.zeros(y.size) if is_zero(y_bar) else _flat_as(y_bar, y.shape)
-        parts = [layout.flat(adjoint) for layout, adjoint in zip(self.layouts, result[2:], strict=True)]
+        parts = [layout.flat(adjoint) for layout, adjoint in zip(self.layouts, result[first + 1 :], strict=True)]
+        if self.captured is not None:
+            parts.append(self.captured.flat(result[1]))
         return value, y_bar, (np.concatenate(parts) if parts else np.zeros(0))
+
+
+def environment(func, construct: str) -> tuple:
+    """The environment of a function that a derivative program made (a nested def or lambda of a
+    transformed function: its captured values, then its defaults), aligned with its adjoint
+    (runtime/closures.py); anything else holding values (a partial, a bound method, a closure
+    Python made, a recursive nested def) is refused."""
+    definition = DEFINITIONS.get(func.__code__) if type(func) is types.FunctionType else None
+    cells = func.__closure__ or () if definition is not None else ()
+    if definition is None or definition.own_index >= 0 or len(cells) != len(definition.captured):
+        raise UnsupportedError(
+            None,
+            f"{construct} of {getattr(func, '__qualname__', type(func).__name__)}",
+            "func holds values of its own that cpsgrad cannot differentiate through the solver (a partial, a "
+            "bound method, a callable object, a recursive nested def, or a closure made outside the "
+            "differentiated function); define func at module level and pass those values in args",
+        )
+    keywords = tuple((func.__kwdefaults__ or {})[name] for name in definition.keyword_defaults)
+    return (*(cell.cell_contents for cell in cells), *(func.__defaults__ or ()), *keywords)
 
 
 def conformed(value, flat: np.ndarray, construct: str, path: str):
@@ -283,8 +310,9 @@ class Sweep:
     finally to the start, adding the outputs' adjoints on the way, with
     `integrate(dynamics, state, t_from, t_to, n)` (the solver's own, `dynamics(t, state)`).
 
-    `run(differentiated)` returns (a at the start: y0's gradient, the times' gradients
-    g[i] . f(y[i], times[i]), the start's gradient -a . f(y0, start), p flat or None). With
+    `run(differentiated, captured)` returns (a at the start: y0's gradient, the times' gradients
+    g[i] . f(y[i], times[i]), the start's gradient -a . f(y0, start), p flat or None: the
+    elements `differentiated` of args, then `captured`, func's environment, if given). With
     `differentiated` None the parameters' adjoints are not integrated."""
 
     def __init__(self, construct, func, extra, tfirst, y, g, times, start, y0, integrate):
@@ -296,14 +324,16 @@ class Sweep:
         found = self.func(t, y.copy(), *self.extra) if self.tfirst else self.func(y.copy(), t, *self.extra)
         return np.ravel(np.asarray(found, dtype=np.float64))
 
-    def run(self, differentiated: tuple[int, ...] | None):
+    def run(self, differentiated: tuple[int, ...] | None, captured: tuple | None = None):
         y, g, times = self.y, self.g, self.times
         count, n = y.shape
         m = sum(Layout(self.extra[j], self.construct, f"args[{j}]").size for j in differentiated or ())
+        if captured is not None:
+            m += Layout(captured, self.construct, "func's captured values").size
         t_bar = np.zeros(count)
         if g is None or not g.any():
             return np.zeros(n), t_bar, 0.0, (np.zeros(m) if differentiated is not None else None)
-        vjp = UserVJP(self.func, self.extra, differentiated or (), self.tfirst, self.construct)
+        vjp = UserVJP(self.func, self.extra, differentiated or (), self.tfirst, self.construct, captured)
 
         def dynamics(s, state):
             value, y_bar, p_bar = vjp(state[:n].copy(), s, -state[n : 2 * n])
