@@ -11,8 +11,9 @@ an output time's is g[i] . f(y[i], t[i]); the start's is -a . f(y0, t0) (moving 
 y0 held shifts the whole trajectory). odeint's t[0] is both the first output time and the start,
 and gets both; solve_ivp's outputs are at t_eval, its start is t_span[0] (t_span[1] gets 0).
 The VJPs of the user's `func` come from its own derivative program (ode_adjoint.UserVJP). A
-`func` holding values of its own (a closure over differentiable values made in the
-differentiated function) is refused: pass such values in `args`.
+`func` made in the differentiated function (a nested def or lambda over its values) gets the
+adjoint of its environment, integrated beside args'; a partial, a bound method, a callable
+object or a closure Python made is refused where it could carry a gradient.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
