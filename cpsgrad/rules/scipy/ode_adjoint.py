@@ -232,7 +232,7 @@ class UserVJP:
         self.captured = None if captured is None else Layout(captured, construct, "func's captured values")
         state = 1 if self.tfirst else 0
         active = (state, *(2 + j for j in differentiated))
-        key = (2 + len(args), active, captured is not None)
+        key = (construct, 2 + len(args), active, captured is not None)
         site = _SITES.get(key)
         if site is None:
             site = _SITES[key] = CallSite(
