@@ -487,3 +487,21 @@ def test_solve_ivp_backward_in_time_with_the_first_output_at_the_start():
     np.testing.assert_allclose(gradients[2][1:], numeric_gradient(later_times, (t_eval[1:],), 0), rtol=1e-5)
     np.testing.assert_allclose(gradients[2][0] + gradients[3], numeric_gradient(both, (0.0,), 0), rtol=1e-5, atol=1e-7)
     assert abs(gradients[3]) > 1e-2 and abs(gradients[2][0]) > 1e-2  # both parts are there
+
+
+def kinked(y, t, k):
+    return -k * y * np.abs(t - 1.0)
+
+
+def with_a_critical_point(k, y0):
+    times = np.array([0.0, 0.7, 1.4, 2.0])  # the critical point 1.0 is inside an interval
+    return np.sum(WEIGHTS[:4] * odeint(kinked, y0, times, (k,), tcrit=np.array([1.0, 5.0]), **TIGHT))
+
+
+def test_tcrit_points_inside_an_interval_end_pieces_of_the_backward_solve():
+    """lsoda refuses the forward's critical points on a backward solve ('Illegal input'): the
+    backward ends its pieces at them instead, and the gradient is right."""
+    arguments = (0.7, np.array([1.0, 2.0]))
+    gradients = cpsgrad.grad(with_a_critical_point, argnums=(0, 1))(*arguments)
+    for position, gradient in enumerate(gradients):
+        np.testing.assert_allclose(gradient, numeric_gradient(with_a_critical_point, arguments, position), rtol=1e-6)

@@ -249,19 +249,30 @@ class OdeintBackward(Backward):
 
 
 def _odeint_solve(options: dict):
+    """odeint of the augmented system from t_from to t_to. The forward's critical points (tcrit)
+    inside the interval end pieces of it instead (lsoda takes them in the forward direction only),
+    so no step crosses one."""
+    options = dict(options)
+    critical = np.ravel(np.asarray(options.pop("tcrit", None) if options.get("tcrit") is not None else [], float))
+
     def integrate(dynamics, state, t_from, t_to, n):
         found = tolerances(options, n, state.size - 2 * n)
-        path, info = scipy.integrate.odeint(
-            dynamics, state, np.array([t_from, t_to]), tfirst=True, full_output=True, **found
-        )
-        if info["message"] != "Integration successful.":
-            raise UnsupportedError(
-                None,
-                f"{_ODEINT}'s backward solve",
-                f"odeint of the adjoint system from t={float(t_from)!r} to t={float(t_to)!r} failed ({info['message']}); the "
-                "gradient would be wrong: raise mxstep, or check that the forward solve succeeds",
+        low, high = min(t_from, t_to), max(t_from, t_to)
+        inside = sorted({float(c) for c in critical if low < c < high}, reverse=bool(t_to < t_from))
+        for start, end in zip([t_from, *inside], [*inside, t_to], strict=True):
+            path, info = scipy.integrate.odeint(
+                dynamics, state, np.array([start, end]), tfirst=True, full_output=True, **found
             )
-        return path[1]
+            if info["message"] != "Integration successful.":
+                raise UnsupportedError(
+                    None,
+                    f"{_ODEINT}'s backward solve",
+                    f"odeint of the adjoint system from t={float(start)!r} to t={float(end)!r} failed "
+                    f"({info['message']}); the gradient would be wrong: raise mxstep, or check that the forward "
+                    "solve succeeds",
+                )
+            state = path[1]
+        return state
 
     return integrate
 
