@@ -34,6 +34,7 @@ WITHOUT_ADJOINT = {
     "overwrite_a", "overwrite_b", "check_finite", "disp", "blocksize",  # scipy.linalg's options
     "method",  # scipy.signal.convolve / correlate: direct or fft, the same result
     "matched",  # xs.remove(v): v is only compared with the elements (piecewise constant)
+    "dense_output", "events", "vectorized",  # solve_ivp's flags and event functions: refused in its backward unless off
 }
 
 

@@ -2,7 +2,7 @@
 
 One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`,
 `numpy/` (ufuncs, reductions, products, shapes, creation, linalg, ...), `scipy/` (signal, linalg,
-special, stats), `containers`, `closures`, `subscripts`, `nn`; `registry` is the table and the
+integrate, special, stats), `containers`, `closures`, `subscripts`, `nn`; `registry` is the table and the
 decorators that fill it.
 """
 

@@ -64,6 +64,8 @@ def attribute_adjoint(value, name: str, adjoint):
         return SequenceAdjoint(parts)
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and name in _field_names(type(value)):
         return DictAdjoint({name: adjoint})
+    if isinstance(value, dict) and name in value and getattr(value, name, None) is value[name]:
+        return DictAdjoint({name: adjoint})  # a dict whose keys read as attributes: scipy's OdeResult
     raise UnsupportedError(
         None, f"attribute .{name} of a differentiable {type(value).__name__}",
         "cpsgrad differentiates attribute reads of NamedTuples, dataclass instances (their fields) "

@@ -1,5 +1,5 @@
 """Derivative rules for scipy, one module a family: `signal` (convolve, correlate), `linalg`
-(scipy.linalg), `special` and `special_bessel` (scipy.special), `stats` and `stats_multivariate`
+(scipy.linalg), `integrate` (odeint, by the adjoint method), `special` and `special_bessel` (scipy.special), `stats` and `stats_multivariate`
 (scipy.stats' distributions, called as `scipy.stats.norm.logpdf(x, loc, scale)`, and frozen
 distributions in x).
 
@@ -13,3 +13,4 @@ TABLE.defer("scipy.signal", "cpsgrad.rules.scipy.signal")
 TABLE.defer("scipy.linalg", "cpsgrad.rules.scipy.linalg")
 TABLE.defer("scipy.special", "cpsgrad.rules.scipy.special", "cpsgrad.rules.scipy.special_bessel")
 TABLE.defer("scipy.stats", "cpsgrad.rules.scipy.stats", "cpsgrad.rules.scipy.stats_multivariate")
+TABLE.defer("scipy.integrate", "cpsgrad.rules.scipy.integrate")
