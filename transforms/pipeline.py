@@ -29,6 +29,7 @@ from cpsgrad.transforms import (
     persisted,
     source,
     starred,
+    static_callees,
     subscripts,
     syntax,
 )
@@ -301,7 +302,7 @@ def stage_text(
                     f"{where} calls a gradient function, which cpsgrad refuses (higher-order differentiation)\n"
                 )
                 continue
-            callee = _static_callee(site)
+            callee = static_callees.callee_of(site)
             if callee is None:
                 parts.append(
                     f"{where} calls {site.callee_code}, known only at run time: its program is made on its first call\n"
@@ -372,29 +373,6 @@ def _placeholder(definition) -> types.FunctionType:
 
 def _described(definition) -> str:
     return "lambda" if definition.name == "<lambda>" else f"nested def {definition.name}"
-
-
-def _static_callee(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...], tuple[str, ...]] | None:
-    """(function, argnums, kinds) of the program a call runs, as far as the transform can tell:
-    None when the callee is a local value (or will raise)."""
-    target = calls.target(site.callee) if site.callee is not None else None
-    if target is None:
-        return None
-    try:
-        plan = dispatch.plan(target, site.positional, site.keywords, site.active)
-    except (TypeError, CpsgradError):
-        return None
-    own = [value for name, value in target.keywords if name not in site.keywords]
-    values = [*map(kinds.of, target.prefix), *site.kinds, *map(kinds.of, own), *map(kinds.of, plan.defaults)]
-    values += [_pack_kind(pack, slots, values) for pack, slots in plan.packs]  # *args, **kwargs: after the rest
-    return target.function, plan.argnums, tuple(values[i] for i in plan.order)
-
-
-def _pack_kind(pack: str, slots: tuple, values: list) -> str:
-    """The kind of a `*args` tuple (`kinds.of` of the tuple the call packs) or a `**kwargs` dict."""
-    if pack == "args" and len(slots) <= kinds.MAX_CHECKED_LENGTH and all(values[i] == kinds.NUMBER for i in slots):
-        return kinds.NUMBERS
-    return kinds.ANY
 
 
 def _run(
