@@ -47,7 +47,9 @@ _CLEAN = frozenset()  # a definition no write has made stale
 IN_PLACE = "in place"  # Normalized.in_place: an `x op= y` into a parameter's array, written as numpy does
 
 
-def check(normalized, active: set[str], numbers: set[str], resolver: Resolver, user_calls: set[int] = frozenset()) -> bool:
+def check(
+    normalized, active: set[str], numbers: set[str], resolver: Resolver, user_calls: set[int] = frozenset(), callee_writes=None
+) -> bool:
     """Refuse the unsound writes of `normalized`; record on it which `x op= y` are plain, which
     parameters it writes into and which arguments of its user calls may be written into; rewrite
     the `x op= y` into a parameter's array as writes (transforms/writes.py). Whether it rewrote."""
@@ -57,6 +59,7 @@ def check(normalized, active: set[str], numbers: set[str], resolver: Resolver, u
     if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
         return False
     analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
+    analysis.callee_writes = callee_writes  # transforms/callee_writes.written_by: what a user callee writes into
     analysis.run(body)
     return writes.rewrite_updates(normalized, {i for i, why in normalized.in_place.items() if why == IN_PLACE})
 
@@ -66,18 +69,18 @@ def _calls_with_arrays(statements, user_calls: set[int], numbers: set[str]) -> b
     return any(
         id(statement) in user_calls
         and any(isinstance(a.value, cst.Name) and a.value.value not in numbers for a in value.args)
-        for statement, value, _ in _assignments(statements)
+        for statement, value, _ in assignments(statements)
     )
 
 
 def _has_writes(statements) -> bool:
-    return any(writes.is_write(value) for _, value, _ in _assignments(statements))
+    return any(writes.is_write(value) for _, value, _ in assignments(statements))
 
 
 def _updates(normalized, statements, numbers: set[str]) -> set[int]:
     """The core statements `x = x op y` of a user's `x op= y` where x may be an array."""
     found = set()
-    for statement, value, targets in _assignments(statements):
+    for statement, value, targets in assignments(statements):
         origin = normalized.origins.get(id(statement))
         if (
             isinstance(origin, cst.AugAssign)
@@ -89,17 +92,17 @@ def _updates(normalized, statements, numbers: set[str]) -> set[int]:
     return found
 
 
-def _assignments(statements):
+def assignments(statements):
     """(statement, value, target names) of every core assignment, nested blocks included."""
     for statement in statements:
         if isinstance(statement, cst.If):
-            yield from _assignments(statement.body.body)
+            yield from assignments(statement.body.body)
             if statement.orelse is not None:
-                yield from _assignments(statement.orelse.body.body)
+                yield from assignments(statement.orelse.body.body)
         elif isinstance(statement, cst.While):
-            yield from _assignments(statement.body.body)
+            yield from assignments(statement.body.body)
         elif isinstance(statement, cst.Try):
-            yield from _assignments(exceptions.parts(statement))
+            yield from assignments(exceptions.parts(statement))
         elif isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
             small = statement.body[0]
             target = small.targets[0].target
@@ -116,7 +119,7 @@ class _Analysis(Sharing):
         self.updates = updates  # ids of `x = x op y` statements from `x op= y`
         self.user_calls = user_calls  # ids of `y = f(...)` calls of user functions (calls.user_calls)
         self.returned: list | None = None  # returns_fresh: the definitions returned
-        every = list(_assignments(normalized.definition.body.body))
+        every = list(assignments(normalized.definition.body.body))
         self.locals = set(normalized.parameters) | {n for _, _, names in every for n in names}
         self.statements = {id(statement): statement for statement, _, _ in every}
         self.user_names = names_in(normalized.source.definition)
@@ -129,6 +132,8 @@ class _Analysis(Sharing):
         self.old: dict[int, list] = {}  # id(`x = x op y`) -> the definitions of x it replaces
         self.marking = False  # pass 2: stale marks and refusals
         self.parameters_written: set[str] = set()  # the caller's arrays written (consented at run time)
+        self.chained: dict = {}  # (id(call), position) -> the parameters a user call is given to write into
+        self.callee_writes = None  # (callee, call, position) -> whether it writes there (callee_writes.writes_into)
         self.stale_updates: dict[int, str] = {}
 
     # -- the dataflow ------------------------------------------------------------------------
@@ -147,6 +152,9 @@ class _Analysis(Sharing):
             if why is None and self.parameters_of(old):  # the caller's array: changed in place
                 why = IN_PLACE
             self.normalized.in_place[identifier] = why
+        for (identifier, position), owners in self.chained.items():  # a callee may write into them: so may we
+            if self.normalized.consumable[identifier][position]:
+                self.parameters_written |= owners
         self.normalized.written_parameters = tuple(p for p in self.normalized.parameters if p in self.parameters_written)
 
     def run_relations(self, body, entry: dict | None = None) -> None:
@@ -325,7 +333,8 @@ class _Analysis(Sharing):
     def consent(self, statement, call: cst.Call, before: dict, state: dict) -> None:
         """A call of a user function, which may write into the arrays it is given (it is checked when
         it runs, runtime/dispatch.py): an argument may be written into where it is the function's
-        own array and nothing reads it, or a name sharing it, differentiably after the call."""
+        own array, or its parameters' (then this function may write into them too: its caller is
+        asked in turn), and nothing reads it, or a name sharing it, differentiably after the call."""
         arguments = [a for a in call.args if a.keyword is None] + [a for a in call.args if a.keyword is not None]
         consumable = []
         for position, argument in enumerate(arguments):
@@ -335,10 +344,14 @@ class _Analysis(Sharing):
                 continue
             old = self.reaching(name, before)
             roots = {self.same.find(d) for d in old}
-            owned = not any(self.same.find(d) in roots for d in self.origin_of)
-            consumable.append(owned)
-            if owned:
+            origins = [origin for d, origin in self.origin_of.items() if self.same.find(d) in roots]
+            owned = not origins
+            chained = bool(origins) and all(kind == _PARAMETER for kind, _ in origins) and self.writes_into(call, position)
+            consumable.append(owned or chained)
+            if owned or chained:
                 self.mark(state, roots, (id(statement), ("call", position), True), keep=None)
+            if chained:
+                self.chained.setdefault((id(statement), position), set()).update(owner for _, owner in origins)
         previous = self.normalized.consumable.get(id(statement))
         if previous is not None:  # a loop's next visit: a read found after an earlier one still counts
             consumable = [now and before for now, before in zip(consumable, previous, strict=True)]
@@ -413,6 +426,12 @@ class _Analysis(Sharing):
             f"the array before writing into it (.copy())",
         )
 
+    def writes_into(self, call: cst.Call, position: int) -> bool:
+        """Whether the user function `call` calls may write into the argument at `position` (this
+        function's parameter's array: then this function writes into it too, asking its caller)."""
+        callee = self.resolver.resolve(call.func) if isinstance(call.func, cst.Name) else None
+        return self.callee_writes is not None and callee is not None and self.callee_writes(callee, call, position)
+
     def returns_fresh(self, function) -> bool:
         """Whether a user function's results never share an array with its parameters or globals
         (its own analysis; `advect(f, vx, vy)` returning `np.reshape(flat, ...)` of new values):
@@ -454,7 +473,7 @@ def returns_fresh(function) -> bool:
     try:
         read = source.read(function)
         normalized = normalize.normalize(read)
-        assigned = {n for _, _, names in _assignments(normalized.definition.body.body) for n in names}
+        assigned = {n for _, _, names in assignments(normalized.definition.body.body) for n in names}
         resolver = Resolver(function, set(normalized.parameters) | assigned)
         analysis = _Analysis(normalized, set(), set(), resolver, set())
         analysis.returned = []

@@ -19,6 +19,7 @@ from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import (
     activity,
     aliasing,
+    callee_writes,
     calls,
     cps,
     emit,
@@ -229,7 +230,8 @@ def _front(
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))
     numbers, sequences = kinds.number_variables(normalized.definition, parameter_kinds, resolver)
-    if aliasing.check(normalized, active, numbers, resolver, user_calls):  # writes: refused where unsound
+    writers = callee_writes.writes_into  # what a callee given this function's parameter writes into
+    if aliasing.check(normalized, active, numbers, resolver, user_calls, writers):  # writes: refused where unsound
         active = activity.active_names(normalized.definition, set(differentiated), resolver)  # x op= y rewritten
         user_calls = calls.user_calls(normalized.definition, active, resolver)
     program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)

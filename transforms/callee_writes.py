@@ -1,0 +1,66 @@
+"""Which parameters a user function writes into, as its caller's transform sees it.
+
+A function that passes its own parameter `p` to a user function `g` writing into it writes into
+`p` too: its caller is asked in turn (transforms/aliasing.py, `consent`). To know whether `g`
+writes into the parameter the argument is bound to, `g` is read, normalized and analysed here
+as the pipeline's front does (every parameter taken for differentiable, no number kinds: the
+widest set of writes), cached per code object. Anything that cannot be read, normalized or
+analysed, recursion, and calls whose binding is not plain (star arguments, `*args` parameters,
+methods) give None: not known, and the caller then refuses the write at run time if it happens.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import libcst as cst
+
+from cpsgrad.transforms import activity, aliasing, calls, normalize, source
+from cpsgrad.transforms.resolve import Resolver
+
+_WRITTEN: dict = {}  # code object -> frozenset of the parameter names it may write into, or None
+_ANALYSING: set = set()
+
+
+def written_by(function) -> frozenset | None:
+    """The parameters of `function` whose arrays it (or a function it passes them to) may write into."""
+    if not isinstance(function, types.FunctionType):
+        return None
+    code = function.__code__
+    if code in _WRITTEN:
+        return _WRITTEN[code]
+    if code in _ANALYSING or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
+        return None
+    _ANALYSING.add(code)
+    try:
+        normalized = normalize.normalize(source.read(function))
+        assigned = {n for _, _, names in aliasing.assignments(normalized.definition.body.body) for n in names}
+        resolver = Resolver(function, set(normalized.parameters) | assigned)
+        active = activity.active_names(normalized.definition, set(normalized.parameters), resolver)
+        user_calls = calls.user_calls(normalized.definition, active, resolver)
+        aliasing.check(normalized, active, set(), resolver, user_calls, writes_into)
+        found = frozenset(normalized.written_parameters)
+    except Exception:  # noqa: BLE001  (unreadable, refused, ...: not known)
+        found = None
+    finally:
+        _ANALYSING.discard(code)
+    _WRITTEN[code] = found
+    return found
+
+
+def writes_into(function, call: cst.Call, position: int) -> bool:
+    """Whether the call's argument at `position` (its positional arguments first, then its
+    keywords, as aliasing.consent counts them) is bound to a parameter `function` may write into;
+    False where that is not known."""
+    written = written_by(function)
+    if not written or any(a.star for a in call.args):
+        return False
+    code = function.__code__
+    positional = [a for a in call.args if a.keyword is None]
+    if position < len(positional):
+        if position >= code.co_argcount:
+            return False
+        return code.co_varnames[position] in written
+    keyword = [a for a in call.args if a.keyword is not None][position - len(positional)].keyword.value
+    return keyword in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount] and keyword in written
