@@ -226,3 +226,44 @@ def test_refused_at_the_call(function, args, construct):
     message = str(raised.value)
     assert construct in message
     assert f"{__file__}:{function.__code__.co_firstlineno + 1}:" in message
+
+
+# ---- where= and initial= in programs ----------------------------------------------------------
+
+
+def _positive_energy(x, floor):
+    return np.sum(x**2, where=x > 0.0) + np.max(x, initial=floor)
+
+
+def masked_loop(x, floor):
+    total = 0.0
+    for k in range(3):
+        total = total + _positive_energy(x - 0.5 * k, floor) * (k + 1.0)
+    return total + x.mean(where=x < 1.0)
+
+
+def test_where_and_initial_in_a_loop_through_a_helper():
+    x = np.array([0.3, -1.2, 1.7, 0.9, -0.4])
+    check(masked_loop, x, 0.1)
+
+
+def test_an_initial_that_wins_takes_the_whole_adjoint():
+    def f(x, c):
+        return np.max(x, initial=c) + 2.0 * np.min(x, initial=-c)
+
+    x_g, c_g = cpsgrad.grad(f, argnums=(0, 1))(np.array([0.5, -0.25, 1.0]), 3.0)
+    np.testing.assert_array_equal(x_g, 0.0)
+    assert c_g == -1.0 and type(c_g) is float
+
+
+SOME = np.array([True, False, True])
+
+
+def _masked32(x):
+    return np.sum(x, where=SOME) + np.std(x, where=SOME)
+
+
+def test_a_masked_reduction_keeps_float32():
+    gradient = cpsgrad.grad(_masked32)(np.array([1.0, 2.0, 4.0], np.float32))
+    assert gradient.dtype == np.float32
+    np.testing.assert_allclose(gradient, [0.5, 0.0, 1.5], rtol=1e-6)
