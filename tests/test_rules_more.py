@@ -267,3 +267,34 @@ def test_a_masked_reduction_keeps_float32():
     gradient = cpsgrad.grad(_masked32)(np.array([1.0, 2.0, 4.0], np.float32))
     assert gradient.dtype == np.float32
     np.testing.assert_allclose(gradient, [0.5, 0.0, 1.5], rtol=1e-6)
+
+
+# ---- running extrema and reduceat -------------------------------------------------------------
+
+
+def test_a_three_way_tie_in_maximum_accumulate_is_shared_equally():
+    # JAX's scan splits y[2]'s adjoint 1/4, 1/4, 1/2 here (a tree of pairwise maxima)
+    weights = np.array([0.0, 0.0, 1.0, 0.0])
+    gradient = cpsgrad.grad(lambda x: np.sum(np.maximum.accumulate(x) * weights))(np.array([1.0, 1.0, 1.0, 0.5]))
+    np.testing.assert_allclose(gradient, [1 / 3, 1 / 3, 1 / 3, 0.0])
+
+
+def test_a_nan_in_the_prefix_gives_nan():
+    gradient = cpsgrad.grad(lambda x: np.sum(np.minimum.accumulate(x)))(np.array([1.0, np.nan, 0.5]))
+    assert np.all(np.isnan(gradient))
+
+
+def _segment_peaks(x, indices):
+    return np.sum(np.maximum.reduceat(x, indices) ** 2) + np.sum(np.add.reduceat(x * x, indices))
+
+
+def running(x):
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(np.maximum.accumulate(x * (k + 1.0)) * np.arange(1.0, 6.0))
+        total = total + _segment_peaks(x, [0, 2, 1, 4])
+    return total + np.sum(np.multiply.reduceat(x, [0, 3]))
+
+
+def test_scans_and_segments_in_a_loop_through_a_helper():
+    check(running, np.array([0.3, -1.2, 1.7, 0.9, -0.4]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.specs import FLOAT, Kink, S
+from tests.specs import FLOAT, Kink, S, unused, unused_with
 
 MASK = np.array([[True, False, True, True], [False, True, True, False], [True, True, False, True]])
 ROW = np.array([True, False, True, True])  # broadcast along the rows
@@ -65,6 +65,19 @@ SPECS = [
     S("std where ddof method", lambda x, w: np.sum(x.std(1, ddof=1, where=MASK) * w), [M], apart=True),
     S("nanvar where", lambda x, w: np.sum(np.nanvar(_holes(x), axis=1, where=MASK) * w), [M]),
     S("nanstd where ddof", lambda x, w: np.nanstd(_holes(x), ddof=1, where=MASK) * w, [M], apart=True),
+    # running extrema (cpsgrad/rules/numpy/ufunc_scans.py)
+    S("maximum.accumulate", lambda x, w: np.sum(np.maximum.accumulate(x) * w), [M], apart=True),
+    S("maximum.accumulate axis 1 vector", lambda x, w: np.sum(np.maximum.accumulate(x, 0) * w), [(6,)], apart=True),
+    S("maximum.accumulate axis 1", lambda x, w: np.sum(np.maximum.accumulate(x, axis=1) * w), [M], apart=True),
+    S("minimum.accumulate negative axis", lambda x, w: np.sum(np.minimum.accumulate(x, -1) * w), [(2, 3, 4)], apart=True),
+    S("minimum.accumulate dtype", lambda x, w: np.sum(np.minimum.accumulate(x, 0, x.dtype) * w), [M], apart=True),
+    # reduceat: increasing, repeated and decreasing indices, overlapping segments
+    S("add.reduceat", lambda x, w: np.sum(np.add.reduceat(x, [0, 2, 3]) * w), [(5,)]),
+    S("add.reduceat overlapping axis 1", lambda x, w: np.sum(np.add.reduceat(x, [0, 3, 1, 1, 2], axis=1) * w), [M]),
+    S("multiply.reduceat", lambda x, w: np.sum(np.multiply.reduceat(x, np.array([0, 1, 3]), 0) * w), [(4, 2)]),
+    S("multiply.reduceat negative axis", lambda x, w: np.sum(np.multiply.reduceat(x, [2, 0, 1], axis=-1) * w), [M]),
+    S("maximum.reduceat", lambda x, w: np.sum(np.maximum.reduceat(x, [0, 2, 2, 1]) * w), [(5, 2)], apart=True),
+    S("minimum.reduceat axis 1", lambda x, w: np.sum(np.minimum.reduceat(x, [1, 3], axis=1) * w), [M], apart=True),
 ]
 
 
@@ -106,7 +119,9 @@ def _unused_initial(op):
 
 _NO_INITIAL = (np.mean, np.var, np.std, np.nanmean, np.nanvar, np.nanstd)
 _WITH_INITIAL = (np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.nansum, np.nanprod, np.nanmax, np.nanmin)
-ZERO_CASES = [(op, _unused_where(op), (X,)) for op in _WITH_INITIAL] + [
+ZERO_CASES = [(op, unused(op), (X,)) for op in (np.maximum.accumulate, np.minimum.accumulate)] + [
+    (op, unused_with(op, [0, 1]), (X,)) for op in (np.add.reduceat, np.multiply.reduceat, np.maximum.reduceat, np.minimum.reduceat)
+] + [(op, _unused_where(op), (X,)) for op in _WITH_INITIAL] + [
     (op, _unused_where_only(op), (X,)) for op in _NO_INITIAL
 ] + [
     (op, _unused_initial(op), (X, 2.0)) for op in _WITH_INITIAL
@@ -145,4 +160,18 @@ KINKS = [
       lambda x: np.sum((np.mean(x, 1, where=MASK) + np.var(x, 1, where=MASK) + np.std(x, 1, where=MASK)) * W3),
       lambda x: _jnp().sum((_jnp().mean(x, 1, where=MASK) + _jnp().var(x, 1, where=MASK) + _jnp().std(x, 1, where=MASK)) * W3),
       (TIES + np.arange(12.0).reshape(3, 4) / 7,)),
+    # two-way ties only: where three or more elements tie, JAX's split follows its scan's tree
+    # (ufunc_scans.py; tests/test_rules_more.py checks the equal split here)
+    K("maximum and minimum accumulate, two-way ties",
+      lambda x: np.sum(np.maximum.accumulate(x, 1) * TIES) + np.sum(np.minimum.accumulate(x) * TIES),
+      lambda x: _jnp().sum(_jnp().maximum.accumulate(x, 1) * TIES) + _jnp().sum(_jnp().minimum.accumulate(x) * TIES),
+      (np.array([[1.0, 1.0, 0.5, 2.0], [0.0, 2.0, 2.0, 3.0], [0.0, -1.0, 3.0, 3.0]]),)),
+    K("reduceat ties and zeros",
+      lambda x: np.sum(np.maximum.reduceat(x, [0, 2], 1) * W3[:, None]) + np.sum(np.multiply.reduceat(x, [0, 1]) * W4),
+      lambda x: _jnp().sum(_jnp().maximum.reduceat(x, _jnp().array([0, 2]), 1) * W3[:, None])
+      + _jnp().sum(_jnp().multiply.reduceat(x, _jnp().array([0, 1])) * W4),
+      (np.array([[1.0, 1.0, 0.0, 2.0], [0.0, 2.0, 2.0, 3.0], [0.0, 0.0, 3.0, 3.0]]),)),
+    K("add.reduceat with repeated and decreasing indices",
+      lambda x: np.sum(np.add.reduceat(x, [0, 3, 1, 1]) * W4),
+      lambda x: _jnp().sum(_jnp().add.reduceat(x, _jnp().array([0, 3, 1, 1])) * W4), (np.arange(5.0),)),
 ]
