@@ -298,3 +298,26 @@ def running(x):
 
 def test_scans_and_segments_in_a_loop_through_a_helper():
     check(running, np.array([0.3, -1.2, 1.7, 0.9, -0.4]))
+
+
+# ---- results that carry no gradient -----------------------------------------------------------
+
+
+def cast_to_int(w):
+    values = w[:, :-1]
+    rows = np.int64(w[:, -1])  # autograd's test_cast_to_int
+    flags = (
+        float(np.iscomplex(w).sum()) + float(np.isreal(w).all()) + float(np.iscomplexobj(w)) + float(np.isrealobj(w))
+    )
+    return values[rows].sum() + np.int32(w[0, 0] * 3.0) + flags + float(np.isin(w, [1.0]).sum()) + np.uint8(w[1, 1])
+
+
+def test_integer_casts_and_predicates_carry_no_gradient():
+    w = np.arange(1.0, 16.0).reshape(5, 3) / 4.0
+    w[:, -1] = [0.0, 1.0, 4.0, 2.0, 2.5]
+    gradient = cpsgrad.grad(cast_to_int)(w)
+    expected = np.zeros_like(w)
+    for row in (0, 1, 4, 2, 2):
+        expected[row, :-1] += 1.0
+    np.testing.assert_array_equal(gradient, expected)
+    assert cpsgrad.grad(lambda x: x * float(np.isscalar(x)) + np.int64(x))(2.5) == 1.0
