@@ -65,6 +65,16 @@ SPECS = [
     S("std where ddof method", lambda x, w: np.sum(x.std(1, ddof=1, where=MASK) * w), [M], apart=True),
     S("nanvar where", lambda x, w: np.sum(np.nanvar(_holes(x), axis=1, where=MASK) * w), [M]),
     S("nanstd where ddof", lambda x, w: np.nanstd(_holes(x), ddof=1, where=MASK) * w, [M], apart=True),
+    # ufunc.reduce
+    S("add.reduce where", lambda x, w: np.sum(np.add.reduce(x, where=MASK) * w), [M]),
+    S("add.reduce initial axis 1", lambda x, c, w: np.sum(np.add.reduce(x, 1, initial=c) * w), [M, FLOAT]),
+    S("multiply.reduce where initial", lambda x, w: np.sum(np.multiply.reduce(x, axis=-1, where=MASK, initial=2.0) * w), [M]),
+    S("multiply.reduce initial differentiated", lambda x, c, w: np.multiply.reduce(x, None, initial=c) * w, [(2, 3), FLOAT],
+      (0.5, 1.5)),
+    S("maximum.reduce where initial", lambda x, c, w: np.sum(np.maximum.reduce(x, where=MASK, initial=c) * w), [M, FLOAT],
+      apart=True),
+    S("minimum.reduce initial keepdims", lambda x, w: np.sum(np.minimum.reduce(x, 1, initial=OFF_GRID, keepdims=True) * w),
+      [M], apart=True),
     # running extrema (cpsgrad/rules/numpy/ufunc_scans.py)
     S("maximum.accumulate", lambda x, w: np.sum(np.maximum.accumulate(x) * w), [M], apart=True),
     S("maximum.accumulate axis 1 vector", lambda x, w: np.sum(np.maximum.accumulate(x, 0) * w), [(6,)], apart=True),
@@ -118,10 +128,11 @@ def _unused_initial(op):
 
 
 _NO_INITIAL = (np.mean, np.var, np.std, np.nanmean, np.nanvar, np.nanstd)
+_REDUCE = (np.add.reduce, np.multiply.reduce, np.maximum.reduce, np.minimum.reduce)
 _WITH_INITIAL = (np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.nansum, np.nanprod, np.nanmax, np.nanmin)
 ZERO_CASES = [(op, unused(op), (X,)) for op in (np.maximum.accumulate, np.minimum.accumulate)] + [
     (op, unused_with(op, [0, 1]), (X,)) for op in (np.add.reduceat, np.multiply.reduceat, np.maximum.reduceat, np.minimum.reduceat)
-] + [(op, _unused_where(op), (X,)) for op in _WITH_INITIAL] + [
+] + [(op, _unused_where(op), (X,)) for op in _WITH_INITIAL + _REDUCE] + [
     (op, _unused_where_only(op), (X,)) for op in _NO_INITIAL
 ] + [
     (op, _unused_initial(op), (X, 2.0)) for op in _WITH_INITIAL
@@ -160,6 +171,10 @@ KINKS = [
       lambda x: np.sum((np.mean(x, 1, where=MASK) + np.var(x, 1, where=MASK) + np.std(x, 1, where=MASK)) * W3),
       lambda x: _jnp().sum((_jnp().mean(x, 1, where=MASK) + _jnp().var(x, 1, where=MASK) + _jnp().std(x, 1, where=MASK)) * W3),
       (TIES + np.arange(12.0).reshape(3, 4) / 7,)),
+    K("maximum.reduce initial ties, minimum.reduce where",
+      lambda x, c: np.sum(np.maximum.reduce(x, 1, initial=c) * W3) + np.sum(np.minimum.reduce(x, where=MASK, initial=c) * W4),
+      lambda x, c: _jnp().sum(_jnp().max(x, 1, initial=c) * W3) + _jnp().sum(_jnp().min(x, 0, where=MASK, initial=c) * W4),
+      (TIES, 0.5), (0, 1)),
     # two-way ties only: where three or more elements tie, JAX's split follows its scan's tree
     # (ufunc_scans.py; tests/test_rules_more.py checks the equal split here)
     K("maximum and minimum accumulate, two-way ties",

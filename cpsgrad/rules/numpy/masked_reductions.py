@@ -1,7 +1,8 @@
 """Derivative rules for numpy's reductions called with `where=` or `initial=`: `np.sum`, `np.prod`,
 `np.max`/`np.min`/`np.amax`/`np.amin`, `np.mean`, `np.var`, `np.std`, their NaN-ignoring
 versions (`np.nansum`, `np.nanprod`, `np.nanmax`, `np.nanmin`, `np.nanmean`, `np.nanvar`,
-`np.nanstd`) and the array methods (`x.sum(where=m)`, `x.max(initial=0.0)`).
+`np.nanstd`), the array methods (`x.sum(where=m)`, `x.max(initial=0.0)`) and the `reduce` of
+add, multiply, maximum and minimum (`np.add.reduce(x, where=m)`; fmax/fmin's are refused).
 
 Each primitive has a rule that requires `where` and one that requires `initial` (where numpy
 takes it), so a call with neither keeps the plain rules (reductions.py, nan_reductions.py). A
@@ -150,6 +151,63 @@ def nanextremum_initial(a, axis=None, *, initial, keepdims=False):
     y_d = yield y
     a_g, initial_g = extremum_where_adjoint(y_d, a, y, axis, keepdims, initial, True, True)
     a_d += a_g
+    initial_d += initial_g
+
+
+# ---- ufunc.reduce (numpy's default axis 0) ----------------------------------------------------
+
+
+@_on(np.add.reduce)
+def add_reduce_where(array, axis=0, dtype=None, *, where, keepdims=False, initial=None):
+    y = np.add.reduce(array, axis, dtype, keepdims=keepdims, where=where)
+    y_d = yield y
+    array_g, initial_g = sum_where_adjoint(y_d, array, axis, keepdims, initial, where, False)
+    array_d += array_g
+    initial_d += initial_g
+
+
+@_on(np.add.reduce)
+def add_reduce_initial(array, axis=0, dtype=None, *, initial, keepdims=False):
+    y = np.add.reduce(array, axis, dtype, keepdims=keepdims, initial=initial)
+    y_d = yield y
+    array_g, initial_g = sum_where_adjoint(y_d, array, axis, keepdims, initial, True, False)
+    array_d += array_g
+    initial_d += initial_g
+
+
+@_on(np.multiply.reduce)
+def multiply_reduce_where(array, axis=0, dtype=None, *, where, keepdims=False, initial=None):
+    y = np.multiply.reduce(array, axis, dtype, keepdims=keepdims, where=where)
+    y_d = yield y
+    array_g, initial_g = prod_where_adjoint(y_d, array, axis, keepdims, initial, where, False)
+    array_d += array_g
+    initial_d += initial_g
+
+
+@_on(np.multiply.reduce)
+def multiply_reduce_initial(array, axis=0, dtype=None, *, initial, keepdims=False):
+    y = np.multiply.reduce(array, axis, dtype, keepdims=keepdims, initial=initial)
+    y_d = yield y
+    array_g, initial_g = prod_where_adjoint(y_d, array, axis, keepdims, initial, True, False)
+    array_d += array_g
+    initial_d += initial_g
+
+
+@_on(np.maximum.reduce, np.minimum.reduce)
+def maximum_reduce_where(array, axis=0, dtype=None, *, where, keepdims=False, initial=None):
+    y = np.maximum.reduce(array, axis, dtype, keepdims=keepdims, where=where)
+    y_d = yield y
+    array_g, initial_g = extremum_where_adjoint(y_d, array, y, axis, keepdims, initial, where, False)
+    array_d += array_g
+    initial_d += initial_g
+
+
+@_on(np.maximum.reduce, np.minimum.reduce)
+def maximum_reduce_initial(array, axis=0, dtype=None, *, initial, keepdims=False):
+    y = np.maximum.reduce(array, axis, dtype, keepdims=keepdims, initial=initial)
+    y_d = yield y
+    array_g, initial_g = extremum_where_adjoint(y_d, array, y, axis, keepdims, initial, True, False)
+    array_d += array_g
     initial_d += initial_g
 
 
