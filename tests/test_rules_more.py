@@ -321,3 +321,17 @@ def test_integer_casts_and_predicates_carry_no_gradient():
         expected[row, :-1] += 1.0
     np.testing.assert_array_equal(gradient, expected)
     assert cpsgrad.grad(lambda x: x * float(np.isscalar(x)) + np.int64(x))(2.5) == 1.0
+
+
+def overwritten_solve(a):
+    return np.sum(SL.solve((a * 1.0).T, POINT, overwrite_a=True))  # a Fortran-ordered temporary
+
+
+def overwritten_det(a):
+    return SL.det((a * 1.0).T, overwrite_a=True)
+
+
+@pytest.mark.parametrize(("function", "call"), [(overwritten_solve, "solve"), (overwritten_det, "det")])
+def test_scipy_solve_and_det_refuse_overwrite_a(function, call):
+    with pytest.raises(UnsupportedError, match=rf"scipy\.linalg\.{call}\(overwrite_a=True\)"):
+        cpsgrad.grad(function)(SIGMA)
