@@ -335,3 +335,44 @@ def overwritten_det(a):
 def test_scipy_solve_and_det_refuse_overwrite_a(function, call):
     with pytest.raises(UnsupportedError, match=rf"scipy\.linalg\.{call}\(overwrite_a=True\)"):
         cpsgrad.grad(function)(SIGMA)
+
+
+# ---- a DeviceArray reaching these rules: a clear error, never a wrong answer ------------------
+
+
+def _device_sum_where(x):
+    return np.sum(x, where=x > 1.0)
+
+
+def _device_max_initial(x):
+    return np.max(x, initial=0.0)
+
+
+def _device_accumulate(x):
+    return np.sum(np.maximum.accumulate(x))
+
+
+def _device_reduceat(x):
+    return np.sum(np.add.reduceat(x, [0, 2]))
+
+
+def _device_pinv(x):
+    return np.sum(SL.pinv(x.reshape(2, 2)))
+
+
+def _device_betainc(x):
+    return np.sum(scipy.special.betainc(2.0, 3.0, x * 0.1))
+
+
+@pytest.mark.parametrize(
+    "function",
+    [_device_sum_where, _device_max_initial, _device_accumulate, _device_reduceat, _device_pinv, _device_betainc],
+)
+def test_a_device_array_is_refused_clearly(function):
+    from cpsgrad.kernels import cuda_available
+
+    if cuda_available() is None:
+        pytest.skip("no CUDA device and NUMBA_ENABLE_CUDASIM is not set")
+    x = cpsgrad.to_device(np.array([1.0, 2.0, 3.0, 4.0]))
+    with pytest.raises((TypeError, UnsupportedError), match=r"DeviceArray|device"):
+        cpsgrad.grad(function)(x)
