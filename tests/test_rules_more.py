@@ -376,3 +376,40 @@ def test_a_device_array_is_refused_clearly(function):
     x = cpsgrad.to_device(np.array([1.0, 2.0, 3.0, 4.0]))
     with pytest.raises((TypeError, UnsupportedError), match=r"DeviceArray|device"):
         cpsgrad.grad(function)(x)
+
+
+# ---- numpy's pseudo-inverses: the same refusal (it gave a wrong gradient before) ----------------
+
+
+def numpy_truncating_pinv(a):
+    return np.sum(np.linalg.pinv(a, rcond=0.1) * np.arange(9.0).reshape(3, 3))
+
+
+def numpy_truncating_lstsq(a):
+    return np.sum(np.linalg.lstsq(a, POINT, rcond=0.1)[0])
+
+
+def numpy_truncating_pinv_hermitian(a):
+    return np.sum(np.linalg.pinv(a, rcond=0.1, hermitian=True))
+
+
+@pytest.mark.parametrize(
+    ("function", "construct"),
+    [
+        (numpy_truncating_pinv, "np.linalg.pinv of a matrix whose cutoff drops singular values"),
+        (numpy_truncating_lstsq, "np.linalg.lstsq of a matrix whose rcond drops singular values"),
+        (numpy_truncating_pinv_hermitian, "np.linalg.pinv of a matrix whose cutoff drops singular values"),
+    ],
+)
+def test_numpy_pinv_and_lstsq_refuse_a_cutoff_that_drops_a_real_singular_value(function, construct):
+    with pytest.raises(UnsupportedError, match=construct):
+        cpsgrad.grad(function)(NEARLY_SINGULAR + 0.01 * SIGMA)
+
+
+def _rank_two_pinv(b):
+    return np.sum(np.linalg.pinv(b @ b.T, rcond=1e-4) ** 2) + np.sum(SL.pinv(b @ b.T, rtol=1e-4) * SIGMA)
+
+
+def test_an_exactly_rank_deficient_pinv_is_still_differentiated():
+    # b b^T has rank 2 whatever b is: its third singular value is rounding, the rank constant
+    check(_rank_two_pinv, np.array([[1.0, 0.5], [-0.5, 2.0], [0.25, 1.0]]), rtol=1e-5, atol=1e-7)

@@ -4,9 +4,9 @@ singular values), `pinv` and `pinvh` (`atol=`, `rtol=`, `return_rank=`).
 
 The backwards are numpy.linalg's where they exist (cpsgrad/rules/numpy/linalg.py: pinv's and
 lstsq's). A pseudo-inverse is differentiated where its rank is locally constant: a cutoff that
-drops singular values that are not numerically zero (above 1e3 n eps times the largest, eps
-of their dtype) is refused,
-since the truncated pseudo-inverse's derivative then also depends on how the dropped part moves.
+drops singular values that are not numerically zero (above 1e3 n eps times the largest, eps of
+their dtype) is refused (numpy's `kept_rank_check`), since the truncated pseudo-inverse's
+derivative then also depends on how the dropped part moves.
 Refused with an UnsupportedError: complex matrices, stacked lstsq, `overwrite_a=True` /
 `overwrite_ab=True` / `overwrite_b=True` where the backward reads that argument again, and
 lstsq's 'gelsy' driver on a rank-deficient matrix (its solution is not the truncated SVD's).
@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg
 
 from cpsgrad.rules.numpy.linalg import (
+    kept_rank_check,
     lstsq_adjoint,
     pinv_backward,
     refuse,
@@ -64,14 +65,14 @@ def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=Tr
 def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     y = scipy.linalg.pinv(a, atol=atol, rtol=rtol, return_rank=return_rank, check_finite=check_finite)
     y_d = yield y
-    a_d += scipy_pinv_adjoint(y_d, y, a, return_rank, None, (atol, rtol), "scipy.linalg.pinv")
+    a_d += scipy_pinv_adjoint(y_d, y, a, return_rank, None, "scipy.linalg.pinv")
 
 
 @rule(scipy.linalg.pinvh)
 def pinvh(a, atol=None, rtol=None, lower=True, return_rank=False, check_finite=True):
     y = scipy.linalg.pinvh(a, atol, rtol, lower, return_rank, check_finite)
     y_d = yield y
-    a_d += scipy_pinv_adjoint(y_d, y, a, return_rank, bool(lower), (atol, rtol), "scipy.linalg.pinvh")
+    a_d += scipy_pinv_adjoint(y_d, y, a, return_rank, bool(lower), "scipy.linalg.pinvh")
 
 
 # ---- helpers ----------------------------------------------------------------------------------
@@ -144,41 +145,14 @@ def banded_adjoint(x_d, l_and_u, ab, b, x, overwrite_ab):
     return ab_g, g
 
 
-def _numerically_constant_rank(s, rank, construct):
-    """Refuse a pseudo-inverse whose cutoff dropped singular values that are not about zero."""
-    s = np.asarray(s)
-    eps = np.finfo(s.dtype if s.dtype.kind == "f" else np.float64).eps
-    if np.ndim(rank) == 0:
-        rank = np.full(s.shape[:-1], rank)
-    rank = np.asarray(rank)
-    largest = s[..., :1] if s.shape[-1] else s
-    tiny = 1e3 * s.shape[-1] * eps * largest
-    for index in np.ndindex(s.shape[:-1]):
-        dropped = s[index][int(rank[index]) :]
-        if np.any(dropped > tiny[index]):
-            refuse(
-                construct,
-                "its cutoff drops singular values that are not numerically zero, where the "
-                "truncated pseudo-inverse's derivative depends on how they move; lower atol/rtol "
-                "(cond) or differentiate the matrix of the kept part",
-            )
-
-
-def scipy_pinv_adjoint(y_d, y, a, return_rank, lower, tolerances, name):
+def scipy_pinv_adjoint(y_d, y, a, return_rank, lower, name):
     p_d = item(y_d, 0) if return_rank else y_d
     if is_zero(p_d):
         return 0.0
     _real((a,), f"{name} of a complex matrix")
-    p, rank = (y[0], y[1]) if return_rank else (y, None)
+    p = y[0] if return_rank else y
     matrix = np.asarray(a) if lower is None else symmetric_from(a, lower)
-    s = np.linalg.svd(matrix, compute_uv=False)
-    if rank is None:  # the rank scipy found
-        atol, rtol = tolerances
-        if lower is None:
-            rank = scipy.linalg.pinv(a, atol=atol, rtol=rtol, return_rank=True)[1]
-        else:
-            rank = scipy.linalg.pinvh(a, atol, rtol, lower, return_rank=True)[1]
-    _numerically_constant_rank(s, rank, f"{name} of a matrix whose cutoff drops singular values")
+    kept_rank_check(matrix, p, f"{name} of a matrix whose cutoff drops singular values")
     g = pinv_backward(matrix, p, np.asarray(p_d))
     return unbroadcast(g if lower is None else triangle_read(g, lower), a)
 
@@ -198,11 +172,8 @@ def scipy_lstsq_adjoint(y_d, y, a, b, overwritten, driver):
                 "scipy.linalg.lstsq(lapack_driver='gelsy') of a rank-deficient matrix",
                 "its solution is not the truncated SVD's; use lapack_driver='gelsd' (the default)",
             )
-        _numerically_constant_rank(
-            np.linalg.svd(np.asarray(a), compute_uv=False),
-            rank,
-            "scipy.linalg.lstsq of a matrix whose cond drops singular values",
-        )
+        if not is_zero(item(y_d, 0)):  # the solution's derivative (the singular values' is fine)
+            kept_rank_check(a, None, "scipy.linalg.lstsq of a matrix whose cond drops singular values", rank)
     adjoints = [item(y_d, i) for i in range(4)]
     if s is None:  # gelsy returns no singular values
         adjoints[3] = 0.0
