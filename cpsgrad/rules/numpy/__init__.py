@@ -3,7 +3,8 @@
 tiles, flips, joins), `sorting` (sort, take, choose, select), `padding` (`np.pad`), `parts` (real,
 imag, conj, angle), `contractions` (einsum, tensordot, kron, cross), `signals` (convolve,
 correlate, polyval, interp), `differences` (diff, gradient, cumprod), `nan_reductions`,
-`ufunc_methods` (reduce, accumulate, outer), `linalg` and `linalg_decompositions` (numpy.linalg).
+`masked_reductions` (the reductions' `where=` and `initial=`), `ufunc_methods` (reduce, accumulate,
+outer), `ufunc_scans` (maximum/minimum.accumulate, reduceat), `linalg` and `linalg_decompositions` (numpy.linalg).
 
 Every gradient has its input's shape and dtype (float32 stays float32; a Python float gets a
 Python float); broadcasting is undone by `cpsgrad_runtime.unbroadcast`, and every backward gives
@@ -29,6 +30,7 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     differences,
     linalg,
     linalg_decompositions,
+    masked_reductions,
     nan_reductions,
     padding,
     parts,
@@ -38,5 +40,6 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     signals,
     sorting,
     ufunc_methods,
+    ufunc_scans,
     ufuncs,
 )

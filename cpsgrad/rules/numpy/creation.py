@@ -126,6 +126,18 @@ for _name in (
 for _name in ("shape", "ndim", "dtype", "size", "argmax", "argmin", "argsort", "nonzero", "any", "all"):
     not_differentiable(getattr(np.ndarray, _name), f"ndarray_{_name}")
 
+# Integer and boolean scalar types (`np.int64(x)` truncates: piecewise constant) and predicates.
+_DECLARED: list = []
+for _name in (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "bool_",
+    "iscomplex", "isreal", "iscomplexobj", "isrealobj", "isscalar", "isneginf", "isposinf", "isin",
+    "array_equiv", "argwhere", "argpartition", "nanargmax", "nanargmin", "lexsort", "shares_memory",
+    "may_share_memory",
+):
+    _primitive = getattr(np, _name, None)
+    if _primitive is not None and not any(_primitive is seen for seen in _DECLARED):  # np.intp is np.int64
+        _DECLARED.append(not_differentiable(_primitive, _name))
+
 
 # ---- helpers ----------------------------------------------------------------------------------
 

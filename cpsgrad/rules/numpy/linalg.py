@@ -9,6 +9,10 @@ A function that reads one triangle of its argument as a symmetric matrix (`chole
 triangle only (an off-diagonal element counts for both places it stands for). JAX's functions
 symmetrize their argument first (symmetrize_input=True) and give the symmetric adjoint instead;
 the two agree on every symmetric perturbation.
+
+`pinv` and `lstsq` are differentiated where the rank they keep is locally constant: a cutoff
+(rcond, rtol) that drops singular values that are not numerically zero is refused
+(`kept_rank_check`); an exactly rank-deficient matrix is differentiated.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
@@ -196,11 +200,36 @@ def pinv_backward(a, p, p_d):
     return g + (p_t @ p) @ p_d_t @ (np.eye(n) - p @ a)
 
 
+def kept_rank_check(a, p, construct, rank=None):
+    """Refuse a pseudo-inverse `p` of `a` whose cutoff dropped singular values that are not
+    numerically zero (above 1e3 n eps times the largest, eps of their dtype): there the truncated
+    pseudo-inverse's derivative also depends on how the dropped part moves, which pinv_backward
+    leaves out. The rank kept is trace(a p) (a p projects onto the kept singular vectors)."""
+    a = np.asarray(a)
+    s = np.linalg.svd(a, compute_uv=False)
+    if s.shape[-1] == 0:
+        return
+    if rank is None:
+        rank = np.rint(np.trace(a @ np.asarray(p), axis1=-2, axis2=-1)).astype(int)
+    rank = np.broadcast_to(rank, s.shape[:-1])
+    eps = np.finfo(s.dtype if s.dtype.kind == "f" else np.float64).eps
+    tiny = 1e3 * s.shape[-1] * eps * s[..., 0]
+    for index in np.ndindex(s.shape[:-1]):
+        if np.any(s[index][int(rank[index]):] > tiny[index]):
+            refuse(construct,
+                   "its cutoff drops singular values that are not numerically zero, where the truncated "
+                   "pseudo-inverse's derivative depends on how they move; lower the cutoff (rcond, rtol, "
+                   "cond) or differentiate the matrix of the kept part")
+
+
 def pinv_adjoint(y_d, y, a, hermitian):
     if is_zero(y_d):
         return 0.0
     if hermitian:  # numpy reads the lower triangle as the symmetric matrix
-        return unbroadcast(triangle_read(pinv_backward(symmetric_from(a, True), y, y_d), True), a)
+        matrix = symmetric_from(a, True)
+        kept_rank_check(matrix, y, "np.linalg.pinv of a matrix whose cutoff drops singular values")
+        return unbroadcast(triangle_read(pinv_backward(matrix, y, y_d), True), a)
+    kept_rank_check(a, y, "np.linalg.pinv of a matrix whose cutoff drops singular values")
     return unbroadcast(pinv_backward(a, y, y_d), a)
 
 
@@ -270,6 +299,7 @@ def lstsq_adjoint(y_d, y, a, b):
     if not (is_zero(x_d) and is_zero(s_d)):
         u, s, vt = np.linalg.svd(a, full_matrices=False)
     if not is_zero(x_d):
+        kept_rank_check(a, None, "np.linalg.lstsq of a matrix whose rcond drops singular values", rank)
         p = transposed(vt[:rank]) @ (transposed(u[:, :rank]) / s[:rank, None])
         b_g = p.T @ x_d
         p_d = np.outer(x_d, b) if b.ndim == 1 else x_d @ b.T

@@ -142,14 +142,14 @@ def eigvals_adjoint(y_d, y, a):
     return unbroadcast(np.linalg.solve(transposed(v), inner @ transposed(v)), a)
 
 
-def _svd_backward(u, s, vt, u_d, s_d, vt_d):
+def _svd_backward(u, s, vt, u_d, s_d, vt_d, name="np.linalg.svd"):
     """Townsend's (2016) adjoint of a = u diag(s) vt (k = min(m, n) columns of u, rows of vt)."""
     m, n, k = u.shape[-2], vt.shape[-1], s.shape[-1]
     v = transposed(vt)
     inner = np.asarray(s_d)[..., None, :] * np.eye(k)
     if is_zero(u_d) and is_zero(vt_d):
         return u @ inner @ vt
-    construct = "np.linalg.svd's singular vectors at a repeated singular value"
+    construct = f"{name}'s singular vectors at a repeated singular value"
     gaps = _reciprocal_gaps(s * s, "singular vectors", construct)
     u_d, v_d = given(u_d, u), transposed(given(vt_d, vt))
     left, right = transposed(u) @ u_d, transposed(v) @ v_d
@@ -158,7 +158,7 @@ def _svd_backward(u, s, vt, u_d, s_d, vt_d):
     g = u @ inner @ vt
     if (m > k and not is_zero(u_d)) or (n > k and not is_zero(vt_d)):
         if np.any(s == 0):
-            refuse("np.linalg.svd's singular vectors of a rank-deficient matrix that is not square",
+            refuse(f"{name}'s singular vectors of a rank-deficient matrix that is not square",
                    "their derivative is not defined there; differentiate the singular values alone")
         if m > k:
             g = g + ((u_d - u @ left) / s[..., None, :]) @ vt
@@ -167,25 +167,25 @@ def _svd_backward(u, s, vt, u_d, s_d, vt_d):
     return g
 
 
-def svd_adjoint(y_d, y, a, compute_uv, hermitian):
+def svd_adjoint(y_d, y, a, compute_uv, hermitian, name="np.linalg.svd"):
     if is_zero(y_d):
         return 0.0
     matrix = symmetric_from(a, True) if hermitian else np.asarray(a)
     if not compute_uv:
         u, s, vt = np.linalg.svd(matrix, full_matrices=False, hermitian=hermitian)
-        g = _svd_backward(u, s, vt, 0.0, y_d, 0.0)
+        g = _svd_backward(u, s, vt, 0.0, y_d, 0.0, name)
     else:
         u, s, vt = y
         u_d, s_d, vt_d = item(y_d, 0), given(item(y_d, 1), s), item(y_d, 2)
         k = s.shape[-1]
         if u.shape[-1] > k or vt.shape[-2] > k:  # full_matrices=True on a matrix that is not square
             if (not is_zero(u_d) and np.any(u_d[..., k:])) or (not is_zero(vt_d) and np.any(vt_d[..., k:, :])):
-                refuse("np.linalg.svd's singular vectors beyond min(m, n) (full_matrices=True)",
+                refuse(f"{name}'s singular vectors beyond min(m, n) (full_matrices=True)",
                        "they are any basis of the complement, without a derivative; use full_matrices=False")
             u, vt = u[..., :k], vt[..., :k, :]
             u_d = u_d if is_zero(u_d) else u_d[..., :k]
             vt_d = vt_d if is_zero(vt_d) else vt_d[..., :k, :]
-        g = _svd_backward(u, s, vt, u_d, s_d, vt_d)
+        g = _svd_backward(u, s, vt, u_d, s_d, vt_d, name)
     return unbroadcast(triangle_read(g, True) if hermitian else g, a)
 
 
@@ -214,18 +214,24 @@ def qr_adjoint(y_d, y, a, mode):
     if mode not in ("reduced", "complete", "r"):
         refuse(f"np.linalg.qr(mode={mode!r})", "only modes 'reduced', 'complete' and 'r' are differentiated")
     a = np.asarray(a)
-    m, n = a.shape[-2], a.shape[-1]
-    k = min(m, n)
     if mode == "r":
         q, r = np.linalg.qr(a)
         q_d, r_d = np.zeros(q.shape), given(y_d, r)
     else:
         q, r = y
         q_d, r_d = given(item(y_d, 0), q), given(item(y_d, 1), r)
+    return qr_backward(q, r, q_d, r_d, a)
+
+
+def qr_backward(q, r, q_d, r_d, a, name="np.linalg.qr", complete="mode='complete'", reduced="mode='reduced'"):
+    """The adjoint of `a = q r` from arrays `q_d`, `r_d`; q may have the m - n extra columns of a
+    complete factorization of a tall matrix (their adjoint must be zero)."""
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
     if q.shape[-1] > k:  # mode='complete' on a tall matrix
         if np.any(q_d[..., k:]):
-            refuse("np.linalg.qr's columns of q beyond n (mode='complete')",
-                   "they are any basis of the complement, without a derivative; use mode='reduced'")
+            refuse(f"{name}'s columns of q beyond n ({complete})",
+                   f"they are any basis of the complement, without a derivative; use {reduced}")
         q, q_d, r, r_d = q[..., :k], q_d[..., :k], r[..., :k, :], r_d[..., :k, :]
     if m >= n:
         return unbroadcast(_qr_tall(q, r, q_d, r_d), a)

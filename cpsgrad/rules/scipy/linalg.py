@@ -8,7 +8,8 @@ an adjoint: one triangle for assume_a='sym'/'pos' and for `cholesky`, the diagon
 `cho_factor`'s other triangle holds a's own elements (scipy calls them arbitrary; they are
 copies) and passes their adjoints back unchanged. The factorizations' adjoints are tuples
 (factor, flag), so `cho_solve(cho_factor(a), b)` and `lu_solve(lu_factor(a), b)` differentiate
-through both calls.
+through both calls. `solve(overwrite_a=True)` and `det(overwrite_a=True)` are refused when
+differentiated: their backwards read a again, which scipy may have overwritten.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
@@ -37,7 +38,7 @@ from cpsgrad.runtime.broadcasting import unbroadcast
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None, transposed=False):
     x = scipy.linalg.solve(a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed)
     x_d = yield x
-    a_g, b_g = solve_adjoint(x_d, a, b, x, lower, assume_a, transposed)
+    a_g, b_g = solve_adjoint(x_d, a, b, x, lower, assume_a, transposed, overwrite_a)
     a_d += unbroadcast(a_g, a)
     b_d += unbroadcast(b_g, b)
 
@@ -62,7 +63,7 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
 def det(a, overwrite_a=False, check_finite=True):
     y = scipy.linalg.det(a, overwrite_a, check_finite)
     y_d = yield y
-    a_d += det_adjoint(y_d, a)
+    a_d += scipy_det_adjoint(y_d, a, overwrite_a)
 
 
 # ---- factorizations ---------------------------------------------------------------------------
@@ -149,9 +150,25 @@ def _read(a, assume_a, lower, construct):
            "triangular' and 'upper triangular'; pass the full matrix with assume_a='gen'")
 
 
-def solve_adjoint(x_d, a, b, x, lower, assume_a, transposed_):
+def _not_overwritten(overwrite_a, construct):
+    """The backward reads a again: refuse when scipy may have overwritten it (a silent wrong
+    gradient otherwise, for a Fortran-ordered a)."""
+    if overwrite_a:
+        refuse(f"{construct}(overwrite_a=True)",
+               "its backward reads a again, which scipy may have overwritten; pass overwrite_a=False")
+
+
+def scipy_det_adjoint(y_d, a, overwrite_a):
+    if is_zero(y_d):
+        return 0.0
+    _not_overwritten(overwrite_a, "scipy.linalg.det")
+    return det_adjoint(y_d, a)
+
+
+def solve_adjoint(x_d, a, b, x, lower, assume_a, transposed_, overwrite_a=False):
     if is_zero(x_d):
         return 0.0, 0.0
+    _not_overwritten(overwrite_a, "scipy.linalg.solve")
     matrix, back = _read(a, assume_a, lower, "scipy.linalg.solve")
     if transposed_:
         matrix = transposed(matrix)

@@ -4,7 +4,7 @@ Bessel functions are in `special_bessel`.
 
 Conventions as numpy's rules (cpsgrad/rules/numpy/): `chain(y_d, slope, x)` sums an elementwise
 adjoint back to `x`'s shape and dtype. At kinks and singular points the derivatives are JAX's
-(jax.scipy.special). A parameter without a derivative here (gammainc's `a`, polygamma's order) is
+(jax.scipy.special). A parameter without a derivative here (gammainc's `a`, betainc's `a` and `b`, polygamma's order) is
 refused when it is differentiated (`refuse`): its contribution is not silently zero.
 """
 
@@ -134,6 +134,15 @@ def gammaincc(a, x):
     y_d = yield y
     a_d += refuse("scipy.special.gammaincc", "its parameter a", "; it differentiates it in x only")
     x_d += chain(y_d, -gamma_density(a, x), x)
+
+
+@rule(sc.betainc)
+def betainc(a, b, x):
+    y = sc.betainc(a, b, x)
+    y_d = yield y
+    a_d += refuse("scipy.special.betainc", "its parameter a", "; it differentiates it in x only")
+    b_d += refuse("scipy.special.betainc", "its parameter b", "; it differentiates it in x only")
+    x_d += chain(y_d, beta_density(a, b, x), x)
 
 
 not_differentiable(sc.gammasgn)
@@ -352,6 +361,13 @@ def gamma_density(a, x):
     """d gammainc(a, x) / dx: x^(a-1) e^(-x) / Gamma(a) (at x = 0: 0 for a > 1, 1 for a = 1)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.exp(sc.xlogy(np.subtract(a, 1.0), x) - x - sc.gammaln(a))
+
+
+def beta_density(a, b, x):
+    """d betainc(a, b, x) / dx: x^(a-1) (1-x)^(b-1) / B(a, b) (at x = 0 for a = 1 and at x = 1 for
+    b = 1: 1 / B(a, b), the one-sided derivative)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.exp(sc.xlogy(np.subtract(a, 1.0), x) + sc.xlog1py(np.subtract(b, 1.0), np.negative(x)) - sc.betaln(a, b))
 
 
 def rel_entr_slopes(x, y):
