@@ -430,7 +430,7 @@ def few_steps(k):
 
 
 def without_a_rule(y, t, k):
-    return -k * scipy.special.betainc(2.0, 3.0, np.clip(y, 0.1, 0.9))
+    return -k * scipy.special.owens_t(np.clip(y, 0.1, 0.9), 0.5)
 
 
 def through_a_primitive_without_a_rule(k):
@@ -445,7 +445,7 @@ def test_a_failed_backward_solve_and_a_func_without_rules_are_refused():
         ),
     ):
         cpsgrad.grad(few_steps)(5.0)
-    with pytest.raises(NoRuleError, match=r"test_rules_integrate.py:\d+:\d+: call of scipy.special.betainc"):
+    with pytest.raises(NoRuleError, match=r"test_rules_integrate.py:\d+:\d+: call of scipy.special.owens_t"):
         cpsgrad.grad(through_a_primitive_without_a_rule)(1.0)
 
 

@@ -35,6 +35,9 @@ WITHOUT_ADJOINT = {
     "method",  # scipy.signal.convolve / correlate: direct or fft, the same result
     "matched",  # xs.remove(v): v is only compared with the elements (piecewise constant)
     "dense_output", "events", "vectorized",  # solve_ivp's flags and event functions: refused in its backward unless off
+    "lapack_driver", "lwork", "pivoting", "overwrite_ab", "return_rank",  # scipy.linalg's options and flags
+    "l_and_u",  # solve_banded's band widths: ints
+    "cond", "atol", "rtol",  # lstsq's and pinvh's rank cutoffs: piecewise constant
 }
 
 
