@@ -23,6 +23,15 @@ KEYWORDS = {"sort": frozenset({"key", "reverse"})}  # method -> the keywords it 
 _HELPERS = {"insert": "inserted_at", "remove": "removed_value", "reverse": "reversed_list"}
 
 
+CHANGES = {"cpsgrad_runtime.appended": "append", "cpsgrad_runtime.removed": "pop"}  # in place in the final program
+
+
+def is_list_change(value: cst.BaseExpression) -> bool:
+    """Whether a core right-hand side is `cpsgrad_runtime.appended(...)` or `removed(...)`, which
+    the derivative program runs in place (transforms/adjoint/list_changes.py)."""
+    return isinstance(value, cst.Call) and syntax.dotted_name(value.func) in CHANGES
+
+
 def is_list_call(normalizer, node: cst.Call) -> bool:
     """Whether `node` calls a method of a local that always holds a list the function built."""
     callee = node.func

@@ -98,6 +98,18 @@ from cpsgrad.runtime.indexing import (
     subscript_of,
 )
 from cpsgrad.runtime.linalg import matmul_left, matmul_right
+from cpsgrad.runtime.list_changes import (  # in-place append/pop of an owned list (issue 15)
+    ListAdjoint,
+    append_in_place,
+    last_adjoint,
+    popped_adjoint,
+    popping,
+    reinserted_adjoint,
+    remove_in_place,
+    settled,
+    unappend,
+    unremove,
+)
 from cpsgrad.runtime.loans import (
     borrow,
     claim,
@@ -262,4 +274,16 @@ __all__ = [
     "written_adjoint",
     "zip_length",
     "zipped_adjoint",
+]
+__all__ += [  # runtime/list_changes.py
+    "ListAdjoint",
+    "append_in_place",
+    "last_adjoint",
+    "popped_adjoint",
+    "popping",
+    "reinserted_adjoint",
+    "remove_in_place",
+    "settled",
+    "unappend",
+    "unremove",
 ]

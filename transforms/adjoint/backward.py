@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.transforms import syntax
+from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint.output import RUNTIME, ZERO, runtime_call
 from cpsgrad.transforms.adjoint.records import (
     Copy,
@@ -31,6 +32,10 @@ class Backward:
         if isinstance(record, Unpack):
             self.unpack_backward(record, defined, pad, lines)
             return
+        if isinstance(record, list_changes.ListChange):
+            list_changes.backward(self, record, defined, pad, lines)
+            return
+        list_changes.settle(self, record, defined, pad, lines)  # a changed list's adjoint as others take it
         if isinstance(record, Write):
             self.write_backward(record, defined, pad, lines)
             return
