@@ -280,3 +280,15 @@ def test_n_appends_cost_o_n(function):
     gradient(0.5, 10)
     small, large = _best(gradient, 0.5, 1000), _best(gradient, 0.5, 10000)
     assert large < 30 * small, (small, large)  # O(n^2) would be about 100 times
+
+
+def unpacked_then_appended(x):
+    pair = ([x], 2.0 * x)
+    xs, y = pair
+    xs.append(y * x)
+    return sum(xs) * y
+
+
+def test_an_append_to_a_list_bound_by_unpacking_is_refused_with_its_location():
+    with pytest.raises(UnsupportedError, match=r"test_container_methods.py:\d+:\d+: method call xs.append"):
+        cpsgrad.grad(unpacked_then_appended)(0.7)

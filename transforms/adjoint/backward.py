@@ -29,13 +29,13 @@ class Backward:
 
     def backward(self, record: Record, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         """Emit `record`'s backward, where its output's adjoint is not the symbolic zero."""
-        if isinstance(record, Unpack):
-            self.unpack_backward(record, defined, pad, lines)
-            return
         if isinstance(record, list_changes.ListChange):
             list_changes.backward(self, record, defined, pad, lines)
             return
         list_changes.settle(self, record, defined, pad, lines)  # a changed list's adjoint as others take it
+        if isinstance(record, Unpack):
+            self.unpack_backward(record, defined, pad, lines)
+            return
         if isinstance(record, Write):
             self.write_backward(record, defined, pad, lines)
             return
