@@ -292,3 +292,96 @@ def unpacked_then_appended(x):
 def test_an_append_to_a_list_bound_by_unpacking_is_refused_with_its_location():
     with pytest.raises(UnsupportedError, match=r"test_container_methods.py:\d+:\d+: method call xs.append"):
         cpsgrad.grad(unpacked_then_appended)(0.7)
+
+
+# ---- dict and list methods (issue 15, part 2) ------------------------------------------------------
+
+
+def overwritten_by_update(x, y):
+    d = {"a": x, "b": x * y}
+    d.update(a=y * y)
+    return d["a"] + d["b"]
+
+
+def popped_value_used(x, y):
+    d = {"a": x * y, "b": y}
+    v = d.pop("a")
+    w = d.pop("zz", x)
+    return v * v + w * d["b"] + len(d)
+
+
+def pop_missing_key(x):
+    d = {"a": x}
+    return d.pop("b") * x
+
+
+def setdefault_existing_and_new(x, y):
+    d = {"a": x}
+    kept = d.setdefault("a", y)  # the key is there: y gets nothing
+    added = d.setdefault("b", y * y)
+    return kept * added + d["b"]
+
+
+def deletes_in_loop(x, n):
+    xs = [x * (i + 1) for i in range(n + 2)]
+    d = {i: x**i for i in range(n + 2)}
+    for i in range(n):
+        del xs[0]
+        del d[i]
+    return sum(xs) + sum(d.values())
+
+
+def owned_dict_in_helper(x, n):
+    return sum(_counts(x, n).values())
+
+
+def _counts(x, n):
+    d = {}
+    for i in range(n):
+        d.update({i % 2: d.get(i % 2, 0.0) + x * i})
+    d |= {"extra": x}
+    return d
+
+
+def del_a_name(x):
+    y = x * 2.0
+    del y
+    return x
+
+
+@pytest.mark.parametrize(
+    "function, arguments, argnums",
+    [
+        (overwritten_by_update, (0.7, 1.3), (0, 1)),
+        (popped_value_used, (0.7, 1.3), (0, 1)),
+        (setdefault_existing_and_new, (0.7, 1.3), (0, 1)),
+        (deletes_in_loop, (0.8, 3), 0),
+        (owned_dict_in_helper, (0.8, 5), 0),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_dict_and_list_methods_match_finite_differences(function, arguments, argnums):
+    check_grad(function, *arguments, argnums=argnums)
+
+
+def test_a_value_overwritten_by_update_gets_no_gradient_from_later_reads():
+    assert cpsgrad.grad(overwritten_by_update, argnums=(0, 1))(0.7, 1.3) == (1.3, 0.7 + 2 * 1.3)
+    assert cpsgrad.grad(setdefault_existing_and_new, argnums=(0, 1))(0.7, 1.3) == (1.3**2, 2 * 0.7 * 1.3 + 2 * 1.3)
+
+
+def test_a_missing_key_raises_as_python_does():
+    with pytest.raises(KeyError):
+        pop_missing_key(1.0)
+    with pytest.raises(KeyError):
+        cpsgrad.grad(pop_missing_key)(1.0)
+
+
+def test_the_methods_become_new_contents():
+    text = cpsgrad.show(popped_value_used, numbers=("x", "y"), stage="normalize")
+    assert "d = cpsgrad_runtime.without_item(d, 'a')" in text.replace('"', "'")
+    assert "d = cpsgrad_runtime.without_key(d, 'zz')" in text.replace('"', "'")
+
+
+def test_del_of_a_name_is_still_refused_by_the_fence():
+    with pytest.raises(UnsupportedError, match=r"test_container_methods.py:\d+:\d+: del statement"):
+        cpsgrad.grad(del_a_name)(1.0)

@@ -18,7 +18,7 @@ import libcst as cst
 
 from cpsgrad.transforms import syntax
 
-METHODS = {"extend": (1, 1), "insert": (2, 2), "remove": (1, 1), "sort": (0, 0), "reverse": (0, 0)}
+METHODS = {"extend": (1, 1), "insert": (2, 2), "remove": (1, 1), "sort": (0, 0), "reverse": (0, 0), "clear": (0, 0)}
 KEYWORDS = {"sort": frozenset({"key", "reverse"})}  # method -> the keywords it may take
 _HELPERS = {"insert": "inserted_at", "remove": "removed_value", "reverse": "reversed_list"}
 
@@ -30,6 +30,20 @@ def is_list_change(value: cst.BaseExpression) -> bool:
     """Whether a core right-hand side is `cpsgrad_runtime.appended(...)` or `removed(...)`, which
     the derivative program runs in place (transforms/adjoint/list_changes.py)."""
     return isinstance(value, cst.Call) and syntax.dotted_name(value.func) in CHANGES
+
+
+def changes_owned_list(normalizer, node: cst.Call) -> bool:
+    """Whether `node` is `xs.append(v)`, `xs.pop()`, ... of a list transforms/lists.py lets change."""
+    callee = node.func
+    return (
+        isinstance(callee, cst.Attribute)
+        and isinstance(callee.value, cst.Name)
+        and callee.value.value in normalizer.lists
+        and callee.attr.value in MUTATIONS_OF_LISTS
+    )
+
+
+MUTATIONS_OF_LISTS = {"append": (1, 1), "pop": (0, 1), **METHODS}  # lists.MUTATIONS
 
 
 def is_list_call(normalizer, node: cst.Call) -> bool:
@@ -67,6 +81,9 @@ def list_mutation(normalizer, items: cst.Name, method: str, node: cst.Call, out:
 
 def list_method(normalizer, items: cst.Name, method: str, node: cst.Call, out: list) -> cst.BaseExpression:
     """The new-value form of `items.<method>(...)` (see the module); the call's value."""
+    if method == "clear":  # a new empty list
+        normalizer.emit(out, syntax.assign(items.value, cst.List([])), node)
+        return cst.Name("None")
     values = normalizer.in_order([normalizer.operand(a.value) for a in node.args], out)
     positional = [v for v, a in zip(values, node.args, strict=True) if a.keyword is None]
     keywords = [cst.Arg(v, keyword=a.keyword) for v, a in zip(values, node.args, strict=True) if a.keyword]
@@ -136,3 +153,4 @@ def dict_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | Non
         return display
     first = normalizer.temporary_value(cst.Call(node.func, [cst.Arg(values[0])]), out, node)
     return cst.Call(_runtime("merged"), [cst.Arg(first), cst.Arg(normalizer.temporary_value(display, out, node))])
+

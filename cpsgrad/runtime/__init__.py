@@ -65,6 +65,14 @@ from cpsgrad.runtime.comprehensions import (
     sorted_adjoint,
     zipped_adjoint,
 )
+from cpsgrad.runtime.container_methods import (  # dict and list methods, del x[key] (issue 15)
+    with_default,
+    with_default_adjoint,
+    with_default_value_adjoint,
+    without_item,
+    without_item_adjoint,
+    without_key,
+)
 from cpsgrad.runtime.containers import (
     appended,
     appended_adjoint,
@@ -275,7 +283,13 @@ __all__ = [
     "zip_length",
     "zipped_adjoint",
 ]
-__all__ += [  # runtime/list_changes.py
+__all__ += [  # runtime/list_changes.py, runtime/container_methods.py
+    "with_default",
+    "with_default_adjoint",
+    "with_default_value_adjoint",
+    "without_item",
+    "without_item_adjoint",
+    "without_key",
     "ListAdjoint",
     "append_in_place",
     "last_adjoint",
