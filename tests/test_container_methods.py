@@ -385,3 +385,44 @@ def test_the_methods_become_new_contents():
 def test_del_of_a_name_is_still_refused_by_the_fence():
     with pytest.raises(UnsupportedError, match=r"test_container_methods.py:\d+:\d+: del statement"):
         cpsgrad.grad(del_a_name)(1.0)
+
+
+def appended_twice_and_used(x):
+    v = x * x
+    xs = []
+    xs.append(v)
+    xs.append(v)  # the same value twice
+    unread = []
+    unread.append(v * 3.0)  # a list nothing reads: its adjoint stays the symbolic zero
+    return xs[0] * xs[1] + v
+
+
+def popped_and_reappended(x, n):
+    xs = [x, 2.0 * x]
+    for _ in range(n):
+        v = xs.pop()
+        xs.append(v * x)
+        xs.append(v)
+        xs.pop(0)
+    return sum(xs) * xs[0]
+
+
+def arrays_appended_and_popped(w, n):
+    rows = [w]
+    for i in range(n):
+        rows.append(np.sin(rows[-1]) * w)
+    last = rows.pop()
+    return np.sum(last * rows[-1]) + np.sum(np.stack(rows))
+
+
+@pytest.mark.parametrize(
+    "function, arguments",
+    [
+        (appended_twice_and_used, (0.8,)),
+        (popped_and_reappended, (0.9, 4)),
+        (arrays_appended_and_popped, (np.array([0.3, -0.6, 1.1]), 4)),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_values_used_twice_discarded_and_arrays(function, arguments):
+    check_grad(function, *arguments)

@@ -5,14 +5,16 @@ object sees the change; the derivative program keeps each version of a value for
 so it cannot follow a change in place. For a list that nothing but its own name can see, a
 change in place and a new value bound to the same name cannot be told apart, so normalize writes
 `xs = cpsgrad_runtime.appended(xs, v)` and `v = xs[i]; xs = cpsgrad_runtime.removed(xs, i)`
-(each a new list: O(length) a call).
+(the derivative program runs those two in place, undone in its backward: runtime/list_changes.py).
 
 A name qualifies when (a static, flow-insensitive check on the user's source):
   - it is a local, not a parameter, and every assignment to it builds a new list: a display
     `[...]`, a list comprehension, `list(...)` or `sorted(...)`, bound to it alone (no unpacking,
     no loop target);
-  - its only methods called are `append(v)`, `pop()` or `pop(i)` (and `copy`, `index`, `count`,
-    which change nothing);
+  - its only methods called are `append(v)`, `pop()` or `pop(i)`, transforms/containers.py's
+    (`extend`, `insert`, `remove`, `sort`, `reverse`, `clear`) and `del xs[i]`, `del xs[i:j]`
+    (and `copy`, `index`, `count`, which change nothing); transforms/container_methods.py runs the
+    same check for dicts;
   - no other reference to the list it holds can be used after an append or pop: wherever it is
     copied to another name, put in a container, passed to a function without a rule (a user
     function may keep it) or combined by `and`/`or`/`if-else`, no append or pop follows (later
