@@ -409,7 +409,7 @@ def popped_and_reappended(x, n):
 
 def arrays_appended_and_popped(w, n):
     rows = [w]
-    for i in range(n):
+    for _ in range(n):
         rows.append(np.sin(rows[-1]) * w)
     last = rows.pop()
     return np.sum(last * rows[-1]) + np.sum(np.stack(rows))
