@@ -104,13 +104,17 @@ def backward(generator, record: ListChange, defined: dict[str, str], pad: str, l
             generator.accumulate(source, runtime_call("last_adjoint", cst.Name(output)), defined, pad, lines)
     source = record.source(record.container)
     if source is not None:
+        mine = generator.adjoint(record.target)
+        others = [a for a, holder in defined.items() if holder == output and a not in (output, mine)]
+        held = cst.Name(output)
+        if others:  # another adjoint is this same value (an alias the generator kept): never change it in place
+            held = runtime_call("settled", held)
         if record.kind == "append":
-            rest = runtime_call("popped_adjoint", cst.Name(output))
+            rest = runtime_call("popped_adjoint", held)
         else:
-            rest = runtime_call("reinserted_adjoint", cst.Name(output), cst.Name(record.saved))
+            rest = runtime_call("reinserted_adjoint", held, cst.Name(record.saved))
         generator.accumulate(source, rest, defined, pad, lines)
-        others = [a for a, holder in defined.items() if holder == output and a != output]
-        if output == generator.adjoint(record.target) and defined.get(output) == output and not others:
+        if output == mine and defined.get(output) == output and not others:
             lines.append(f"{pad}del {output}")  # the list's adjoint lives on in the source's: let go of this name
             del defined[output]
 
