@@ -426,3 +426,21 @@ def arrays_appended_and_popped(w, n):
 )
 def test_values_used_twice_discarded_and_arrays(function, arguments):
     check_grad(function, *arguments)
+
+
+def _ends(ys):
+    return ys[0] * ys[-1]
+
+
+def handed_on_after_appends(x):
+    xs = []
+    for i in range(4):
+        xs.append(x * (i + 1) - 1.0)
+    ordered = sorted(xs)
+    copied = list(xs)
+    return _ends(xs) + ordered[-1] * copied[1] + _ends(ordered)
+
+
+def test_a_list_handed_on_after_its_last_append():
+    check_grad(handed_on_after_appends, 0.6)
+    check_grad(handed_on_after_appends, -0.9)
