@@ -2,14 +2,14 @@
 decides which lists: built in the function, seen by no other name while they change), each a new
 value bound to the same name, as `append` and `pop` are:
 
-    xs.extend(ys)          ->  t = list(ys); xs = cpsgrad_runtime.concatenation(xs, t)
+    xs.extend(ys)          ->  t = list(ys); xs = cpsgrad_runtime.extended(xs, t)   (in place, as append)
     xs.insert(i, v)        ->  xs = cpsgrad_runtime.inserted_at(xs, i, v)
     xs.remove(v)           ->  xs = cpsgrad_runtime.removed_value(xs, v)
     xs.sort(key=k, ...)    ->  xs = sorted(xs, key=k, ...)
     xs.reverse()           ->  xs = cpsgrad_runtime.reversed_list(xs)
 
-The call's value is None. Each new list costs O(length), as the method would (but for `extend`,
-which Python does in O(len(ys))). The rules are in cpsgrad/rules/containers.py.
+The call's value is None. Each new list costs O(length), as the method would; `extend`, like
+`append` and `pop`, runs in place in the derivative program (transforms/adjoint/list_changes.py). The rules are in cpsgrad/rules/containers.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,11 @@ KEYWORDS = {"sort": frozenset({"key", "reverse"})}  # method -> the keywords it 
 _HELPERS = {"insert": "inserted_at", "remove": "removed_value", "reverse": "reversed_list"}
 
 
-CHANGES = {"cpsgrad_runtime.appended": "append", "cpsgrad_runtime.removed": "pop"}  # in place in the final program
+CHANGES = {  # in place in the final program
+    "cpsgrad_runtime.appended": "append",
+    "cpsgrad_runtime.removed": "pop",
+    "cpsgrad_runtime.extended": "extend",
+}
 
 
 def is_list_change(value: cst.BaseExpression) -> bool:
@@ -89,7 +93,7 @@ def list_method(normalizer, items: cst.Name, method: str, node: cst.Call, out: l
     keywords = [cst.Arg(v, keyword=a.keyword) for v, a in zip(values, node.args, strict=True) if a.keyword]
     if method == "extend":
         added = normalizer.temporary_value(cst.Call(normalizer.builtin("list"), [cst.Arg(positional[0])]), out, node)
-        value = cst.Call(_runtime("concatenation"), [cst.Arg(items), cst.Arg(added)])
+        value = cst.Call(_runtime("extended"), [cst.Arg(items), cst.Arg(added)])  # in place (adjoint/list_changes.py)
     elif method == "sort":
         value = cst.Call(normalizer.builtin("sorted"), [cst.Arg(items), *keywords])
     else:

@@ -113,6 +113,50 @@ def popped_adjoint(adjoint):
     return ListAdjoint(adjoint[:-1])
 
 
+# -- extend --------------------------------------------------------------------------------------
+
+
+def extended(items: list, added: list) -> list:
+    """`items.extend(added)` as a new list (normalize's form; the derivative program extends in place)."""
+    return [*items, *added]
+
+
+def extending(items: list) -> int:
+    """The length of `items` before `extend_in_place` (what its backward truncates back to)."""
+    _note_written(items)
+    return len(items)
+
+
+def extend_in_place(items: list, added: list) -> list:
+    """`items.extend(added)`, then `items` itself."""
+    items.extend(added)
+    return items
+
+
+def unextend(items: list, length: int) -> None:
+    """Undo `extend_in_place`: the list as long as it was."""
+    del items[length:]
+
+
+def tail_adjoint(adjoint, length: int):
+    """The adjoint of the list `extend` added: the list adjoint's elements from `length` on."""
+    if isinstance(adjoint, (SequenceAdjoint, ListAdjoint)):
+        return SequenceAdjoint(adjoint[length:])
+    return 0.0
+
+
+def truncated_adjoint(adjoint, length: int):
+    """The list's adjoint before the extend: its first `length` elements, cut in place where
+    nothing else holds it (as `popped_adjoint`)."""
+    exclusive = _getrefcount(adjoint) == 3
+    if not isinstance(adjoint, (SequenceAdjoint, ListAdjoint)):
+        return 0.0
+    if exclusive and type(adjoint) is ListAdjoint:
+        del adjoint[length:]
+        return adjoint
+    return ListAdjoint(adjoint[:length])
+
+
 # -- pop -------------------------------------------------------------------------------------------
 
 

@@ -33,10 +33,10 @@ from cpsgrad.transforms.containers import CHANGES, is_list_change
 class ListChange(Record):
     """`xs_1 = appended(xs, v)` / `removed(xs, i)` changed in place: `xs_1` is `xs`."""
 
-    kind: str = "append"  # or "pop"
+    kind: str = "append"  # or "pop", "extend"
     container: cst.BaseExpression | None = None
-    value: cst.BaseExpression | None = None  # the appended value (append)
-    saved: str = ""  # the (position, element) a pop removed
+    value: cst.BaseExpression | None = None  # the appended value (append), the added list (extend)
+    saved: str = ""  # the (position, element) a pop removed, the length before an extend
 
 
 def changed_lists(generator) -> frozenset:
@@ -60,7 +60,7 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     kind = CHANGES[syntax.dotted_name(value.func)]
     container, operand = (a.value for a in value.args)
     adjoints = {}
-    for atom in (container, operand) if kind == "append" else (container,):
+    for atom in (container,) if kind == "pop" else (container, operand):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
         if source is not None:
             adjoints[atom.value] = source
@@ -68,6 +68,10 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     saved = ""
     if kind == "append":
         lines.append(f"{pad}{version} = {syntax.code(runtime_call('append_in_place', container, operand))}")
+    elif kind == "extend":
+        saved = generator.namer.fresh(f"{version}_length")
+        lines.append(f"{pad}{saved} = {syntax.code(runtime_call('extending', container))}")
+        lines.append(f"{pad}{version} = {syntax.code(runtime_call('extend_in_place', container, operand))}")
     else:
         saved = generator.namer.fresh(f"{version}_popped")
         lines.append(f"{pad}{saved} = {syntax.code(runtime_call('popping', container, operand))}")
@@ -81,7 +85,7 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
             location,
             kind=kind,
             container=container,
-            value=operand if kind == "append" else None,
+            value=None if kind == "pop" else operand,
             saved=saved,
         )
     )
@@ -93,15 +97,21 @@ def backward(generator, record: ListChange, defined: dict[str, str], pad: str, l
     target = cst.Name(record.target)
     if record.kind == "append":
         lines.append(f"{pad}{syntax.code(runtime_call('unappend', target))}")
+    elif record.kind == "extend":
+        lines.append(f"{pad}{syntax.code(runtime_call('unextend', target, cst.Name(record.saved)))}")
     else:
         lines.append(f"{pad}{syntax.code(runtime_call('unremove', target, cst.Name(record.saved)))}")
     output = defined.get(generator.adjoint(record.target))
     if output is None:
         return
-    if record.kind == "append":
+    if record.kind in ("append", "extend"):
         source = record.source(record.value)
         if source is not None:
-            generator.accumulate(source, runtime_call("last_adjoint", cst.Name(output)), defined, pad, lines)
+            if record.kind == "append":
+                added = runtime_call("last_adjoint", cst.Name(output))
+            else:
+                added = runtime_call("tail_adjoint", cst.Name(output), cst.Name(record.saved))
+            generator.accumulate(source, added, defined, pad, lines)
     source = record.source(record.container)
     if source is not None:
         mine = generator.adjoint(record.target)
@@ -111,6 +121,8 @@ def backward(generator, record: ListChange, defined: dict[str, str], pad: str, l
             held = runtime_call("settled", held)
         if record.kind == "append":
             rest = runtime_call("popped_adjoint", held)
+        elif record.kind == "extend":
+            rest = runtime_call("truncated_adjoint", held, cst.Name(record.saved))
         else:
             rest = runtime_call("reinserted_adjoint", held, cst.Name(record.saved))
         generator.accumulate(source, rest, defined, pad, lines)
