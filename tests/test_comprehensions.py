@@ -164,7 +164,7 @@ def test_show_is_readable_and_deterministic():
     text = cpsgrad.show(programs.powers, numbers=("x",))
     assert text == cpsgrad.show(programs.powers, numbers=("x",))
     assert "comprehension = []" in text
-    assert "comprehension_1 = cpsgrad_runtime.appended(comprehension, t2)" in text
+    assert "comprehension_1 = cpsgrad_runtime.append_in_place(comprehension, t2)" in text
     assert "t2 = x ** i_1" in text
     normalized = cpsgrad.show(programs.map_module_functions, stage="normalize")
     assert "t3 = square(item)\n        mapped = cpsgrad_runtime.appended(mapped, t3)" in normalized

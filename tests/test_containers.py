@@ -225,7 +225,8 @@ def test_append_that_others_could_see_is_refused(function, arguments):
 def test_extend_and_reverse_of_a_list_the_function_builds_are_differentiated():
     assert cpsgrad.value_and_grad(cases.extends)(1.5) == (1.5, 1.0)
     text = cpsgrad.show(cases.extends, stage="normalize")
-    assert "values = cpsgrad_runtime.concatenation(values, t" in text
+    assert "values = cpsgrad_runtime.extended(values, t" in text
+    assert "cpsgrad_runtime.extend_in_place(values, t" in cpsgrad.show(cases.extends)
 
 
 def test_refused_lists_still_run_unchanged_without_a_gradient():

@@ -2,14 +2,14 @@
 decides which lists: built in the function, seen by no other name while they change), each a new
 value bound to the same name, as `append` and `pop` are:
 
-    xs.extend(ys)          ->  t = list(ys); xs = cpsgrad_runtime.concatenation(xs, t)
+    xs.extend(ys)          ->  t = list(ys); xs = cpsgrad_runtime.extended(xs, t)   (in place, as append)
     xs.insert(i, v)        ->  xs = cpsgrad_runtime.inserted_at(xs, i, v)
     xs.remove(v)           ->  xs = cpsgrad_runtime.removed_value(xs, v)
     xs.sort(key=k, ...)    ->  xs = sorted(xs, key=k, ...)
     xs.reverse()           ->  xs = cpsgrad_runtime.reversed_list(xs)
 
-The call's value is None. Each new list costs O(length), as the method would (but for `extend`,
-which Python does in O(len(ys))). The rules are in cpsgrad/rules/containers.py.
+The call's value is None. Each new list costs O(length), as the method would; `extend`, like
+`append` and `pop`, runs in place in the derivative program (transforms/adjoint/list_changes.py). The rules are in cpsgrad/rules/containers.py.
 """
 
 from __future__ import annotations
@@ -18,9 +18,36 @@ import libcst as cst
 
 from cpsgrad.transforms import syntax
 
-METHODS = {"extend": (1, 1), "insert": (2, 2), "remove": (1, 1), "sort": (0, 0), "reverse": (0, 0)}
+METHODS = {"extend": (1, 1), "insert": (2, 2), "remove": (1, 1), "sort": (0, 0), "reverse": (0, 0), "clear": (0, 0)}
 KEYWORDS = {"sort": frozenset({"key", "reverse"})}  # method -> the keywords it may take
 _HELPERS = {"insert": "inserted_at", "remove": "removed_value", "reverse": "reversed_list"}
+
+
+CHANGES = {  # in place in the final program
+    "cpsgrad_runtime.appended": "append",
+    "cpsgrad_runtime.removed": "pop",
+    "cpsgrad_runtime.extended": "extend",
+}
+
+
+def is_list_change(value: cst.BaseExpression) -> bool:
+    """Whether a core right-hand side is `cpsgrad_runtime.appended(...)` or `removed(...)`, which
+    the derivative program runs in place (transforms/adjoint/list_changes.py)."""
+    return isinstance(value, cst.Call) and syntax.dotted_name(value.func) in CHANGES
+
+
+def changes_owned_list(normalizer, node: cst.Call) -> bool:
+    """Whether `node` is `xs.append(v)`, `xs.pop()`, ... of a list transforms/lists.py lets change."""
+    callee = node.func
+    return (
+        isinstance(callee, cst.Attribute)
+        and isinstance(callee.value, cst.Name)
+        and callee.value.value in normalizer.lists
+        and callee.attr.value in MUTATIONS_OF_LISTS
+    )
+
+
+MUTATIONS_OF_LISTS = {"append": (1, 1), "pop": (0, 1), **METHODS}  # lists.MUTATIONS
 
 
 def is_list_call(normalizer, node: cst.Call) -> bool:
@@ -58,12 +85,15 @@ def list_mutation(normalizer, items: cst.Name, method: str, node: cst.Call, out:
 
 def list_method(normalizer, items: cst.Name, method: str, node: cst.Call, out: list) -> cst.BaseExpression:
     """The new-value form of `items.<method>(...)` (see the module); the call's value."""
+    if method == "clear":  # a new empty list
+        normalizer.emit(out, syntax.assign(items.value, cst.List([])), node)
+        return cst.Name("None")
     values = normalizer.in_order([normalizer.operand(a.value) for a in node.args], out)
     positional = [v for v, a in zip(values, node.args, strict=True) if a.keyword is None]
     keywords = [cst.Arg(v, keyword=a.keyword) for v, a in zip(values, node.args, strict=True) if a.keyword]
     if method == "extend":
         added = normalizer.temporary_value(cst.Call(normalizer.builtin("list"), [cst.Arg(positional[0])]), out, node)
-        value = cst.Call(_runtime("concatenation"), [cst.Arg(items), cst.Arg(added)])
+        value = cst.Call(_runtime("extended"), [cst.Arg(items), cst.Arg(added)])  # in place (adjoint/list_changes.py)
     elif method == "sort":
         value = cst.Call(normalizer.builtin("sorted"), [cst.Arg(items), *keywords])
     else:
@@ -127,3 +157,4 @@ def dict_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | Non
         return display
     first = normalizer.temporary_value(cst.Call(node.func, [cst.Arg(values[0])]), out, node)
     return cst.Call(_runtime("merged"), [cst.Arg(first), cst.Arg(normalizer.temporary_value(display, out, node))])
+

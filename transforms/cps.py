@@ -19,6 +19,7 @@ import libcst as cst
 
 from cpsgrad.transforms import naming, regions, syntax, writes
 from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.containers import is_list_change
 from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, Jump, Raise, Return
 from cpsgrad.transforms.naming import Namer
 from cpsgrad.transforms.normalize import Normalized
@@ -177,8 +178,8 @@ class _Converter:
             if _jumps(branch):
                 return False
             for targets, value in assignments(branch):
-                if any(t in self.active for t in targets) or writes.is_write(value):  # a write has a backward
-                    return False
+                if any(t in self.active for t in targets) or writes.is_write(value) or is_list_change(value):
+                    return False  # (a write and a list change have a backward)
         return True
 
     def block(self, statements: list, context: _Context) -> Block:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import assignment_expressions
+from cpsgrad.transforms import assignment_expressions, container_methods
 from cpsgrad.transforms.source import FunctionSource
 
 # node type -> (construct name, what to do instead)
@@ -48,7 +48,7 @@ class Fence(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         rejected = _REJECTED.get(type(node))
-        if rejected is not None:
+        if rejected is not None and not (type(node) is cst.Del and container_methods.deletable(node)):
             self.reject(node, *rejected)
         return super().on_visit(node)
 

@@ -5,14 +5,16 @@ object sees the change; the derivative program keeps each version of a value for
 so it cannot follow a change in place. For a list that nothing but its own name can see, a
 change in place and a new value bound to the same name cannot be told apart, so normalize writes
 `xs = cpsgrad_runtime.appended(xs, v)` and `v = xs[i]; xs = cpsgrad_runtime.removed(xs, i)`
-(each a new list: O(length) a call).
+(the derivative program runs those two in place, undone in its backward: runtime/list_changes.py).
 
 A name qualifies when (a static, flow-insensitive check on the user's source):
   - it is a local, not a parameter, and every assignment to it builds a new list: a display
     `[...]`, a list comprehension, `list(...)` or `sorted(...)`, bound to it alone (no unpacking,
     no loop target);
-  - its only methods called are `append(v)`, `pop()` or `pop(i)` (and `copy`, `index`, `count`,
-    which change nothing);
+  - its only methods called are `append(v)`, `pop()` or `pop(i)`, transforms/containers.py's
+    (`extend`, `insert`, `remove`, `sort`, `reverse`, `clear`) and `del xs[i]`, `del xs[i:j]`
+    (and `copy`, `index`, `count`, which change nothing); transforms/container_methods.py runs the
+    same check for dicts;
   - no other reference to the list it holds can be used after an append or pop: wherever it is
     copied to another name, put in a container, passed to a function without a rule (a user
     function may keep it) or combined by `and`/`or`/`if-else`, no append or pop follows (later
@@ -32,7 +34,7 @@ from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import containers, walk
 from cpsgrad.transforms.resolve import Resolver
 
-MUTATIONS = {"append": (1, 1), "pop": (0, 1), **containers.METHODS}  # method -> (least, most) positional arguments
+MUTATIONS = containers.MUTATIONS_OF_LISTS  # method -> (least, most) positional arguments
 _HARMLESS_METHODS = frozenset({"copy", "index", "count"})
 _FRESH_BUILDERS = (list, sorted)
 _ALIASING = (iter, reversed, zip, enumerate, map, filter, runtime.as_sequence)  # results refer to their argument
@@ -113,6 +115,8 @@ class _Uses(cst.CSTVisitor):
             self.refused.add(name)
             return
         if isinstance(parent, cst.Subscript) and parent.value is node:
+            if self.deleted(parent):  # del xs[i]: a change (transforms/container_methods.py)
+                self.mutations.setdefault(name, []).append((self.position, self.loops()))
             return
         if isinstance(
             parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.UnaryOperation, cst.Expr)
@@ -120,6 +124,8 @@ class _Uses(cst.CSTVisitor):
             return
         if isinstance(parent, (cst.If, cst.While)) or (isinstance(parent, cst.IfExp) and parent.test is node):
             return
+        if isinstance(parent, cst.BooleanOperation) and self.tested(1):
+            return  # `while xs and n > 0:`: only its truth is used
         if any(isinstance(a, cst.Return) for a in self.stack):
             return  # nothing of this function runs after a return
         if isinstance(parent, cst.For) and parent.iter is node:
@@ -135,6 +141,20 @@ class _Uses(cst.CSTVisitor):
             elif callee is not None and _has_rule(callee):
                 return  # a primitive reads it and keeps no reference
         self.escapes.setdefault(name, []).append((self.position, self.loops()))
+
+    def tested(self, depth: int) -> bool:
+        """Whether the and/or at `depth` above is, through more and/or, the test of an if or while."""
+        while isinstance(self.ancestor(depth + 1), cst.BooleanOperation):
+            depth += 1
+        above = self.ancestor(depth + 1)
+        return isinstance(above, (cst.If, cst.While)) and above.test is self.ancestor(depth)
+
+    def deleted(self, subscript: cst.Subscript) -> bool:
+        """Whether `subscript` is a target of the `del` statement around it."""
+        statement = self.ancestor(2)
+        if isinstance(statement, cst.Element):
+            statement = self.ancestor(4)
+        return isinstance(statement, cst.Del)
 
     def binding(self, name: str) -> None:
         parent = self.ancestor(1)
@@ -162,19 +182,22 @@ def _has_rule(callee) -> bool:
         return False
 
 
-def _may_mutate(node: cst.CSTNode) -> bool:
-    """Whether `node` is a call `name.method(...)` of a method in MUTATIONS."""
+def _may_mutate(node: cst.CSTNode, methods=MUTATIONS) -> bool:
+    """Whether `node` is a call `name.method(...)` of a method in `methods`, or a `del`."""
     return (
         type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
-        and node.func.attr.value in MUTATIONS
-    )
+        and node.func.attr.value in methods
+    ) or type(node) is cst.Del
 
 
-def functional_lists(definition: cst.FunctionDef, parameters: set[str], resolver: Resolver) -> set[str]:
-    """The local names whose `append` and `pop` calls may become new values (see the module)."""
-    if not any(_may_mutate(node) for node in walk.nodes(definition.body)):
+def functional_lists(
+    definition: cst.FunctionDef, parameters: set[str], resolver: Resolver, uses_class=None, methods=MUTATIONS
+) -> set[str]:
+    """The local names whose `append` and `pop` calls may become new values (see the module);
+    with `uses_class` and `methods`, the dicts whose methods may (transforms/container_methods.py)."""
+    if not any(_may_mutate(node, methods) for node in walk.nodes(definition.body)):
         return set()  # no `name.append(...)` or `name.pop(...)`: no name to find (not worth the visit)
-    uses = _Uses(resolver, parameters)
+    uses = (uses_class or _Uses)(resolver, parameters)
     definition.body.visit(uses)
     found: set[str] = set()
     for name, mutations in uses.mutations.items():

@@ -23,6 +23,7 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import (
     assignment_expressions,
     comprehensions,
+    container_methods,
     containers,
     evaluation_order,
     exceptions,
@@ -171,6 +172,8 @@ class _Normalizer:
                 self.assignment([node.target], node.value, out, node)
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
             writes.augmented_subscript(self, node, _AUGMENTED[type(node.operator)](), out)
+        elif container_methods.statement(self, node, out):  # del x[k], d |= m (transforms/container_methods.py)
+            pass
         elif isinstance(node, cst.AugAssign):
             operator = _AUGMENTED[type(node.operator)]()
             value = cst.BinaryOperation(node.target, operator, node.value)
@@ -556,14 +559,10 @@ class _Normalizer:
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
         callee = node.func
-        if (
-            isinstance(callee, cst.Attribute)
-            and isinstance(callee.value, cst.Name)
-            and callee.value.value in self.lists
-            and callee.attr.value in lists.MUTATIONS
-        ):
+        if containers.changes_owned_list(self, node):  # xs.append(v), ... (transforms/lists.py's rule)
             return containers.list_mutation(self, callee.value, callee.attr.value, node, out)
         rewritten = comprehensions.higher_order_call(self, node, out) or containers.dict_call(self, node, out)
+        rewritten = rewritten or container_methods.method_call(self, node, out)  # d.update(m), d.pop(k), ...
         if rewritten is None and not containers.is_list_call(self, node):  # xs.sort() of a list is not a write
             rewritten = writes.in_place_call(self, node, out)
         if rewritten is not None:  # map, filter, reduce, ...; x.fill(v), np.copyto(x, v), out=x

@@ -6,7 +6,17 @@ integrate, special, stats), `containers`, `closures`, `subscripts`, `nn`; `regis
 decorators that fill it.
 """
 
-from cpsgrad.rules import closures, containers, math, nn, numpy, operators, scipy, subscripts  # noqa: F401
+from cpsgrad.rules import (  # noqa: F401
+    closures,
+    container_methods,
+    containers,
+    math,
+    nn,
+    numpy,
+    operators,
+    scipy,
+    subscripts,
+)
 from cpsgrad.rules.registry import TABLE, rule
 
 __all__ = ["TABLE", "rule"]

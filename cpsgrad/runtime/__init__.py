@@ -65,6 +65,14 @@ from cpsgrad.runtime.comprehensions import (
     sorted_adjoint,
     zipped_adjoint,
 )
+from cpsgrad.runtime.container_methods import (  # dict and list methods, del x[key] (issue 15)
+    with_default,
+    with_default_adjoint,
+    with_default_value_adjoint,
+    without_item,
+    without_item_adjoint,
+    without_key,
+)
 from cpsgrad.runtime.containers import (
     appended,
     appended_adjoint,
@@ -98,6 +106,24 @@ from cpsgrad.runtime.indexing import (
     subscript_of,
 )
 from cpsgrad.runtime.linalg import matmul_left, matmul_right
+from cpsgrad.runtime.list_changes import (  # in-place append/pop of an owned list (issue 15)
+    ListAdjoint,
+    append_in_place,
+    extend_in_place,
+    extended,
+    extending,
+    last_adjoint,
+    popped_adjoint,
+    popping,
+    reinserted_adjoint,
+    remove_in_place,
+    settled,
+    tail_adjoint,
+    truncated_adjoint,
+    unappend,
+    unextend,
+    unremove,
+)
 from cpsgrad.runtime.loans import (
     borrow,
     claim,
@@ -262,4 +288,28 @@ __all__ = [
     "written_adjoint",
     "zip_length",
     "zipped_adjoint",
+]
+__all__ += [  # runtime/list_changes.py, runtime/container_methods.py
+    "with_default",
+    "with_default_adjoint",
+    "with_default_value_adjoint",
+    "without_item",
+    "without_item_adjoint",
+    "without_key",
+    "ListAdjoint",
+    "append_in_place",
+    "extend_in_place",
+    "extended",
+    "extending",
+    "last_adjoint",
+    "popped_adjoint",
+    "popping",
+    "reinserted_adjoint",
+    "remove_in_place",
+    "settled",
+    "tail_adjoint",
+    "truncated_adjoint",
+    "unappend",
+    "unextend",
+    "unremove",
 ]

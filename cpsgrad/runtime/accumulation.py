@@ -21,6 +21,7 @@ from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.books import _lent
 from cpsgrad.runtime.indexing import _is_basic, index_adjoint
 from cpsgrad.runtime.linalg import matmul_left
+from cpsgrad.runtime.list_changes import ListAdjoint, accumulate_item
 
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
@@ -76,6 +77,11 @@ def accumulate_index(total, container, index, contribution):
     zeros: where `total` is an array nothing else holds (as `accumulate` decides), the
     contribution is added into the indexed elements in place; a column or a row read in a loop
     (an embedding, one-hot inputs) then costs its own size, not the whole array's."""
+    if type(total) is ListAdjoint:  # an appended list's adjoint: into the element, in place (runtime/list_changes.py)
+        exclusive = _getrefcount(total) == 3  # read first (an argument on the stack would count)
+        added = accumulate_item(total, exclusive, container, index, contribution)
+        if added is not None:
+            return added
     if type(container) is _ndarray and (_getrefcount(total) == 3 or _lent(total)) and _owns(total, container):
         if type(contribution) is float and contribution == 0.0:
             return total

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.transforms import syntax
+from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint.output import RUNTIME, ZERO, runtime_call
 from cpsgrad.transforms.adjoint.records import (
     Copy,
@@ -28,6 +29,10 @@ class Backward:
 
     def backward(self, record: Record, defined: dict[str, str], pad: str, lines: list[str]) -> None:
         """Emit `record`'s backward, where its output's adjoint is not the symbolic zero."""
+        if isinstance(record, list_changes.ListChange):
+            list_changes.backward(self, record, defined, pad, lines)
+            return
+        list_changes.settle(self, record, defined, pad, lines)  # a changed list's adjoint as others take it
         if isinstance(record, Unpack):
             self.unpack_backward(record, defined, pad, lines)
             return

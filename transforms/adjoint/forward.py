@@ -10,6 +10,7 @@ from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
 from cpsgrad.transforms import calls, effects, naming, starred, syntax, writes
+from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
 from cpsgrad.transforms.adjoint.records import (
@@ -23,6 +24,7 @@ from cpsgrad.transforms.adjoint.records import (
     Unpack,
     Write,
 )
+from cpsgrad.transforms.containers import is_list_change
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 
 
@@ -58,6 +60,9 @@ class Forward:
         first = len(lines)
         if writes.is_write(value):  # x = written(x, key, v): saved, written, restored in its backward
             self.write(statement, variable, value, frame, pad, lines, records)
+            return
+        if is_list_change(value):  # xs = appended(xs, v) / removed(xs, i): in place, undone in its backward
+            list_changes.forward(self, statement, variable, value, frame, pad, lines, records)
             return
         self.guard_in_place(statement, variable, value, pad, lines)
         record = None
