@@ -275,7 +275,7 @@ def sorts(z):
 
 
 def norm_of(z):
-    return np.linalg.norm(z)
+    return np.linalg.norm(np.outer(z, z + 1.0), "nuc")
 
 
 def clips(z):
@@ -290,7 +290,7 @@ def complex_result(z):
     ("function", "construct"),
     [
         (sorts, "np.sort with a complex input or result"),
-        (norm_of, "np.linalg.norm with a complex input or result"),
+        (norm_of, "np.linalg.norm(ord='nuc') of complex matrices"),
         (clips, "np.maximum with a complex input or result"),
     ],
 )

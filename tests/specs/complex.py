@@ -247,4 +247,18 @@ KINKS = [
         lambda z: J().sum(J().abs(z * 2.0) ** 2),
         (Z.astype(np.complex64),),
     ),
+    K(
+        "complex: vector norms",
+        lambda z: np.linalg.norm(z) + np.linalg.norm(z, 1) + np.linalg.norm(z, np.inf) + np.linalg.norm(z, 3),
+        lambda z: J().linalg.norm(z) + J().linalg.norm(z, 1) + J().linalg.norm(z, J().inf) + J().linalg.norm(z, 3),
+        (Z,),
+    ),
+    K(
+        "complex: matrix norms",
+        lambda a: np.linalg.norm(a) + np.linalg.norm(a, 1) + np.linalg.norm(a, -np.inf) + np.linalg.norm(a, axis=0)[1],
+        lambda a: (
+            J().linalg.norm(a) + J().linalg.norm(a, 1) + J().linalg.norm(a, -J().inf) + J().linalg.norm(a, axis=0)[1]
+        ),
+        (M,),
+    ),
 ]

@@ -13,7 +13,7 @@ from cpsgrad.rules.operators import array_sign
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import refuse_complex, unbroadcast
 
 _ndarray = np.ndarray
 
@@ -247,6 +247,8 @@ def norm_adjoint(adjoint, x, result, ord, axis, keepdims: bool):
         pair = None
     else:
         pair = tuple(int(a) % values.ndim for a in axis) if len(axis) == 2 else None
+    if values.dtype.kind == "c":
+        return _complex_norm_adjoint(adjoint, x, values, result, ord, axis, keepdims, pair)
     upstream = _kept(adjoint, values.ndim, axis, keepdims)
     with np.errstate(divide="ignore", invalid="ignore"):
         norm = _kept(result, values.ndim, axis, keepdims)
@@ -258,6 +260,19 @@ def norm_adjoint(adjoint, x, result, ord, axis, keepdims: bool):
         else:
             slope = _matrix_norm_slope(values, ord, pair)
         return _spread(slope * upstream, x)
+
+
+def _complex_norm_adjoint(adjoint, x, values, result, ord, axis, keepdims: bool, pair):
+    """The norms of `|x|` (every order but the singular-value ones): the real backward at |x|,
+    of the real part of `adjoint` (the norm is real), times d|x| = conj(x) / |x| (0 at 0, as
+    JAX's abs): JAX's convention, docs/design.md "Complex numbers"."""
+    if pair is not None and ord in ("nuc", 2, -2):
+        refuse_complex(values, f"np.linalg.norm(ord={ord!r}) of complex matrices")
+    magnitude = np.abs(values)
+    slope = norm_adjoint(np.real(adjoint), magnitude, result, ord, axis, keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phase = np.where(magnitude == 0, 0.0, np.conj(values) / np.where(magnitude == 0, 1.0, magnitude))
+    return unbroadcast(slope * phase, x)
 
 
 def _shares(hit, axis):
