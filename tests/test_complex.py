@@ -313,3 +313,11 @@ def test_the_real_path_has_no_guard_for_supported_rules():
     shown = cpsgrad.show(loops_and_calls, "final")
     assert "refuse_complex_operands" not in shown
     assert "refuse_complex_operands('np.sort with a complex input or result', " in cpsgrad.show(sorts, "final")
+
+
+def complex_predicates(z):
+    return np.real(z) * np.iscomplexobj(z) + np.sum(np.isreal(np.array([z, 1.0]))) + np.sum(np.iscomplex(z))
+
+
+def test_complex_predicates_carry_no_gradient():
+    assert cpsgrad.grad(complex_predicates)(1.0 + 1.0j) == 1.0

@@ -13,7 +13,7 @@ is taken), and z_ct = t for `real`, -1j * t for `imag`, conj(t) for `conj`, and
 # ruff: noqa: F821, F841
 import numpy as np
 
-from cpsgrad.rules.registry import rule
+from cpsgrad.rules.registry import not_differentiable, rule
 from cpsgrad.runtime.adjoints import is_zero
 from cpsgrad.runtime.broadcasting import is_complex, unbroadcast
 
@@ -129,3 +129,7 @@ def _as_complex(contribution, x):
     if type(x) is complex:
         return complex(contribution)
     return unbroadcast(np.asarray(contribution).astype(np.result_type(x), copy=False), x)
+
+
+for _primitive in (np.iscomplex, np.iscomplexobj, np.isreal, np.isrealobj):  # booleans: no gradient
+    not_differentiable(_primitive)
