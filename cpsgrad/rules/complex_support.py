@@ -20,6 +20,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
     "cpsgrad.rules.math": _ALL,  # math's functions raise for a complex argument
     "cpsgrad.rules.numpy.arrangements": _ALL,
     "cpsgrad.rules.numpy.contractions": _ALL,
+    "cpsgrad.rules.numpy.fft": _ALL,
     "cpsgrad.rules.numpy.parts": _ALL,
     "cpsgrad.rules.numpy.products": _ALL,
     "cpsgrad.rules.numpy.shapes": _ALL,
