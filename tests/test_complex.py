@@ -321,3 +321,59 @@ def complex_predicates(z):
 
 def test_complex_predicates_carry_no_gradient():
     assert cpsgrad.grad(complex_predicates)(1.0 + 1.0j) == 1.0
+
+
+# ---- writes, containers, Python numbers, the complex builtin -------------------------------------
+
+X3 = np.array([0.3, -1.2, 0.8])
+
+
+def writes_complex_values(z):
+    a = np.zeros(3, dtype=complex)
+    a[0] = z[1] * 2.0
+    a[1:] = z[:2] * 1j
+    return np.sum(np.abs(a) ** 2)
+
+
+def writes_reals_into_a_complex_array(x):
+    a = np.zeros(3, dtype=complex)
+    a[0] = x[1] * 1j
+    a[2] = x[0]
+    return np.sum(np.real(a * (1 - 2j)))
+
+
+def writes_parts_into_a_real_array(z):
+    r = np.zeros(3)
+    r[0] = np.abs(z[0])
+    r[1] = np.real(z[1] * z[2])
+    return np.sum(r * X3)
+
+
+def complex_values_in_containers(x):
+    d = {"a": x[0] * (1 + 1j), "b": x[1]}
+    parts = [d["a"], 2j * x[2]]
+    return np.real(d["a"] * d["b"]) + np.imag(sum(parts))
+
+
+def square_root_of_a_negative_float(x):
+    return (x**0.5).real + abs(x**0.5) + abs(x * 1j)
+
+
+def built_from_parts(x, y):
+    return np.abs(complex(x, y)) ** 2 + np.real(complex(x, y) * (1 + 2j)) + np.imag(complex(x * 1j) * 3.0)
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "argnums"),
+    [
+        (writes_complex_values, (Z3,), (0,)),
+        (writes_reals_into_a_complex_array, (X3,), (0,)),
+        (writes_parts_into_a_real_array, (Z3,), (0,)),
+        (complex_values_in_containers, (X3,), (0,)),
+        (square_root_of_a_negative_float, (-4.0,), (0,)),
+        (built_from_parts, (0.3, 0.7), (0, 1)),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_writes_containers_and_python_numbers(function, args, argnums):
+    assert_gradients(function, args, argnums)

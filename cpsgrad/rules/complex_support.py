@@ -54,6 +54,8 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
             "abs_",
             "add",
             "as_sequence",
+            "complex_",
+            "complex_parts",
             "divmod_",
             "float_",
             "list_",

@@ -119,6 +119,21 @@ def float_(x):
     x_d += y_d
 
 
+@rule(complex)
+def complex_(real):
+    y = complex(real)
+    y_d = yield y
+    real_d += cpsgrad_runtime.unbroadcast(y_d, real)
+
+
+@rule(complex)
+def complex_parts(real, imag):
+    y = complex(real, imag)
+    y_d = yield y
+    real_d += cpsgrad_runtime.unbroadcast(y_d, real)
+    imag_d += cpsgrad_runtime.unbroadcast(y_d * 1j, imag)
+
+
 @rule(pow)
 def pow_(x, y):
     z = pow(x, y)
