@@ -34,6 +34,7 @@ WITHOUT_ADJOINT = {
     "overwrite_a", "overwrite_b", "check_finite", "disp", "blocksize",  # scipy.linalg's options
     "method",  # scipy.signal.convolve / correlate: direct or fft, the same result
     "matched",  # xs.remove(v): v is only compared with the elements (piecewise constant)
+    "s", "norm",  # numpy.fft's output lengths (ints) and scaling mode (a string)
 }
 
 
