@@ -76,7 +76,7 @@ class RuleInlining:
                     f"{RUNTIME}.rule_contribution({syntax.code(contribution)}, {like}, {label}, {parameter!r})"
                 )
             self.accumulate(accumulators[step.accumulator], contribution, defined, pad, lines)
-        if len(lines) > start and not checked and not numbers_only:
+        if steps and not checked and not numbers_only:
             complex_guard(rule, record, mapping, outputs, start, pad, lines)
         if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
             lines.append(f"{pad}del {', '.join(locals_.values())}")
