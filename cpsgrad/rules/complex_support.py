@@ -109,7 +109,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
     "cpsgrad.rules.numpy.differences": frozenset({"cumprod", "diff", "nan_to_num", "polyval", "sinc"}),
     "cpsgrad.rules.numpy.linalg": frozenset({"inv", "matrix_norm", "matrix_power", "solve", "vector_norm"}),
     "cpsgrad.rules.numpy.nan_reductions": frozenset({"nancumprod", "nancumsum", "nanmean", "nanprod", "nansum"}),
-    "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "mean", "norm", "prod", "sum_", "trace"}),
+    "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}),
     "cpsgrad.rules.numpy.sorting": frozenset({"choose", "select", "take", "take_along_axis"}),
     "cpsgrad.rules.numpy.ufunc_methods": frozenset(
         {

@@ -261,4 +261,10 @@ KINKS = [
         ),
         (M,),
     ),
+    K(
+        "complex: var and std",
+        lambda a: np.var(a) + np.std(a, axis=0)[1] + np.var(a, axis=1, ddof=1)[2] + np.std(a, keepdims=True)[0, 0],
+        lambda a: J().var(a) + J().std(a, axis=0)[1] + J().var(a, axis=1, ddof=1)[2] + J().std(a, keepdims=True)[0, 0],
+        (M,),
+    ),
 ]

@@ -198,12 +198,15 @@ def array_product_adjoint(adjoint, x, axis, keepdims: bool):
 
 
 def var_adjoint(adjoint, x, axis, ddof, keepdims: bool):
-    """`np.var` backward: 2 (x - mean) / (n - ddof), times the adjoint."""
+    """`np.var` backward: 2 (x - mean) / (n - ddof), times the adjoint (conj(x - mean) times its real
+    part for a complex `x`)."""
     if is_zero(adjoint):
         return 0.0
     values = np.asarray(x)
     count = math.prod(values.shape[a] for a in _axes(axis, values.ndim))
     centered = values - values.mean(axis=axis, keepdims=True)
+    if values.dtype.kind == "c":  # the mean of |x - mean|**2: JAX's conj(x - mean) of the real part
+        centered, adjoint = np.conj(centered), np.real(adjoint)
     return _spread(centered * (2.0 / (count - ddof)) * _kept(adjoint, values.ndim, axis, keepdims), x)
 
 
@@ -217,6 +220,8 @@ def std_adjoint(adjoint, x, result, axis, ddof, keepdims: bool):
     if count == 1 and ddof == 0:  # the std of one value is 0 whatever it is: its derivative is 0, not 0 / 0
         return _spread(np.zeros_like(values, dtype=np.result_type(values, float)), x)
     centered = values - values.mean(axis=axis, keepdims=True)
+    if values.dtype.kind == "c":  # as var's
+        centered, adjoint = np.conj(centered), np.real(adjoint)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = _kept(adjoint, values.ndim, axis, keepdims) / ((count - ddof) * _kept(result, values.ndim, axis, keepdims))
         return _spread(centered * scale, x)
