@@ -282,6 +282,10 @@ def clips(z):
     return np.sum(np.abs(np.maximum(z, 0.5)))
 
 
+def sign_of_slogdet(z):
+    return np.real(np.linalg.slogdet(np.outer(z, z) + np.eye(3))[0] * (1.0 + 2.0j))
+
+
 def complex_result(z):
     return z * 2.0
 
@@ -292,6 +296,7 @@ def complex_result(z):
         (sorts, "np.sort with a complex input or result"),
         (norm_of, "np.linalg.norm(ord='nuc') of complex matrices"),
         (clips, "np.maximum with a complex input or result"),
+        (sign_of_slogdet, "the sign of np.linalg.slogdet of a complex matrix"),
     ],
 )
 def test_rules_without_complex_support_are_refused_at_the_call(function, construct):

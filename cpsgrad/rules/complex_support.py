@@ -107,7 +107,9 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
         }
     ),
     "cpsgrad.rules.numpy.differences": frozenset({"cumprod", "diff", "nan_to_num", "polyval", "sinc"}),
-    "cpsgrad.rules.numpy.linalg": frozenset({"inv", "matrix_norm", "matrix_power", "solve", "vector_norm"}),
+    "cpsgrad.rules.numpy.linalg": frozenset(
+        {"det", "inv", "matrix_norm", "matrix_power", "slogdet", "solve", "vector_norm"}
+    ),
     "cpsgrad.rules.numpy.nan_reductions": frozenset({"nancumprod", "nancumsum", "nanmean", "nanprod", "nansum"}),
     "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}),
     "cpsgrad.rules.numpy.sorting": frozenset({"choose", "select", "take", "take_along_axis"}),

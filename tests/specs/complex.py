@@ -267,4 +267,10 @@ KINKS = [
         lambda a: J().var(a) + J().std(a, axis=0)[1] + J().var(a, axis=1, ddof=1)[2] + J().std(a, keepdims=True)[0, 0],
         (M,),
     ),
+    K(
+        "complex: det and slogdet",
+        lambda a: np.real(np.linalg.det(a) * C) + np.linalg.slogdet(a)[1],
+        lambda a: J().real(J().linalg.det(a) * C) + J().linalg.slogdet(a)[1],
+        (M,),
+    ),
 ]
