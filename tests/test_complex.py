@@ -14,6 +14,7 @@ import zlib
 
 import numpy as np
 import pytest
+import scipy.special
 
 import cpsgrad
 from cpsgrad.errors import CpsgradError, NonScalarOutputError, UnsupportedError
@@ -368,9 +369,14 @@ def built_from_parts(x, y):
     return np.abs(complex(x, y)) ** 2 + np.real(complex(x, y) * (1 + 2j)) + np.imag(complex(x * 1j) * 3.0)
 
 
+def error_functions(z):
+    return np.sum(np.real(scipy.special.erf(z) * (1.0 - 0.5j) + scipy.special.erfc(z * 0.5)))
+
+
 @pytest.mark.parametrize(
     ("function", "args", "argnums"),
     [
+        (error_functions, (Z3 * 0.5,), (0,)),
         (writes_complex_values, (Z3,), (0,)),
         (writes_reals_into_a_complex_array, (X3,), (0,)),
         (writes_parts_into_a_real_array, (Z3,), (0,)),

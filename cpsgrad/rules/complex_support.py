@@ -113,6 +113,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
     "cpsgrad.rules.numpy.nan_reductions": frozenset({"nancumprod", "nancumsum", "nanmean", "nanprod", "nansum"}),
     "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}),
     "cpsgrad.rules.numpy.sorting": frozenset({"choose", "select", "take", "take_along_axis"}),
+    "cpsgrad.rules.scipy.special": frozenset({"erf", "erfc"}),  # holomorphic formulas
     "cpsgrad.rules.numpy.ufunc_methods": frozenset(
         {
             "add_accumulate",
