@@ -26,7 +26,7 @@ from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import device as runtime_device
 from cpsgrad.runtime.adapters import primitive_caller
-from cpsgrad.runtime.broadcasting import refuse_complex
+from cpsgrad.runtime.broadcasting import real_part
 from cpsgrad.runtime.writes import check_unshared
 from cpsgrad.transforms import kinds, pipeline, source, starred
 
@@ -68,20 +68,20 @@ def _reset(value):
 
 
 def _check_differentiable(name: str, value, nested: bool = False) -> None:
-    """Differentiated arguments are floats (Python floats, numpy floating scalars and arrays,
-    float32/float64 DeviceArrays) or containers of them: dicts, tuples, lists, NamedTuples and
-    dataclass instances, nested (a None inside a container is allowed, and gets None as its
-    gradient)."""
-    if type(value) is float:
+    """Differentiated arguments are floats or complex numbers (Python floats and complex numbers,
+    numpy floating and complex scalars and arrays, float32/float64 DeviceArrays) or containers of
+    them: dicts, tuples, lists, NamedTuples and dataclass instances, nested (a None inside a
+    container is allowed, and gets None as its gradient)."""
+    if type(value) is float or type(value) is complex:
         return
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
+        if value.dtype.kind in "fc":
             return
         raise ArgumentError(
             f"cannot differentiate with respect to {name}: it is an array of dtype {value.dtype}, "
-            f"not a floating dtype; pass {name}.astype(float)"
+            f"not a floating or complex dtype; pass {name}.astype(float)"
         )
-    if isinstance(value, np.floating):
+    if isinstance(value, (np.floating, np.complexfloating)):
         return
     if type(value) is DeviceArray:
         if value.dtype in _DEVICE_DTYPES:
@@ -159,26 +159,27 @@ class _DeepCalls:
 _deep = _DeepCalls()
 
 
-_COMPLEX_GRADIENT = "a complex gradient of a real argument (a complex value computed from it)"
-
-
 def _as_gradient(argument, adjoint):
     """The gradient of one argument, in the argument's own type, shape and dtype; a container's
-    in the same structure (zeros for the parts nothing read)."""
+    in the same structure (zeros for the parts nothing read). A real argument's gradient is the
+    real part of a complex adjoint (JAX's convention: docs/design.md, "Complex numbers")."""
     if type(argument) is float:
         if type(adjoint) is float:
             return adjoint
-        refuse_complex(adjoint, _COMPLEX_GRADIENT)
-        return float(adjoint)
+        return float(real_part(adjoint))
     if type(argument) is np.ndarray:
         if type(adjoint) is not np.ndarray or adjoint.shape != argument.shape:
             adjoint = np.broadcast_to(adjoint, argument.shape)
         if adjoint.dtype != argument.dtype or not adjoint.flags.writeable or adjoint.base is not None:
-            refuse_complex(adjoint, _COMPLEX_GRADIENT)
+            if argument.dtype.kind != "c":
+                adjoint = real_part(adjoint)
             adjoint = adjoint.astype(argument.dtype, copy=True)
         return adjoint
     if isinstance(argument, np.floating):
-        refuse_complex(adjoint, _COMPLEX_GRADIENT)
+        return argument.dtype.type(real_part(adjoint))
+    if type(argument) is complex:
+        return complex(adjoint)
+    if isinstance(argument, np.complexfloating):
         return argument.dtype.type(adjoint)
     if type(argument) is DeviceArray:
         return runtime_device.as_gradient(argument, adjoint)
@@ -235,7 +236,7 @@ def _gradients(args: tuple, positions: tuple[int, ...], adjoints) -> tuple:
     """Gradients conformed to their arguments; arrays never shared between two gradients (or
     two parts of one)."""
     gradients = tuple(_as_gradient(args[p], a) for p, a in zip(positions, adjoints, strict=True))
-    if len(gradients) > 1 or not isinstance(gradients[0], (float, np.ndarray, np.floating, DeviceArray)):
+    if len(gradients) > 1 or not isinstance(gradients[0], (float, complex, np.ndarray, np.number, DeviceArray)):
         seen: set[int] = set()
         gradients = tuple(_unshared(gradient, seen) for gradient in gradients)
     return gradients

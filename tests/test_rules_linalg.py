@@ -159,10 +159,10 @@ REFUSED = [
     (eigenvectors_at_a_tie, (np.eye(3),), "np.linalg.eigh's eigenvectors at a repeated eigenvalue"),
     (singular_vectors_at_a_tie, (2.0 * np.eye(3),), "np.linalg.svd's singular vectors at a repeated singular value"),
     (complement_vectors, (np.arange(6.0).reshape(3, 2),), "np.linalg.svd's singular vectors beyond min(m, n)"),
-    (complex_eigenvalues, (ROTATION,), "np.linalg.eig of a matrix with complex eigenvalues"),
+    (complex_eigenvalues, (ROTATION,), "np.linalg.eig with a complex input or result"),
     (raw_qr, (SIGMA,), "np.linalg.qr(mode='raw')"),
     (banded_solve, (SIGMA, POINT), "scipy.linalg.solve(assume_a='tridiagonal')"),
-    (complex_sqrtm, (-np.eye(2),), "scipy.linalg.sqrtm with a complex result"),
+    (complex_sqrtm, (-np.eye(2),), "scipy.linalg.sqrtm with a complex input or result"),
 ]
 
 

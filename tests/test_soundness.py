@@ -38,6 +38,7 @@ WITHOUT_ADJOINT = {
     "lapack_driver", "lwork", "pivoting", "overwrite_ab", "return_rank",  # scipy.linalg's options and flags
     "l_and_u",  # solve_banded's band widths: ints
     "cond", "atol", "rtol",  # lstsq's and pinvh's rank cutoffs: piecewise constant
+    "s", "norm",  # numpy.fft's output lengths (ints) and scaling mode (a string)
 }
 
 

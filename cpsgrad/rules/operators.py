@@ -7,6 +7,7 @@ Kinks follow JAX: abs'(0) = 1; a tie in max or min splits the adjoint equally.
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
 # ruff: noqa: F821, F841
 import builtins
+import cmath
 import math
 import operator
 
@@ -108,7 +109,7 @@ def not_(x):
 def abs_(x):
     y = abs(x)
     y_d = yield y
-    x_d += y_d * sign(x)
+    x_d += abs_adjoint(y_d, x)
 
 
 @rule(float)
@@ -116,6 +117,21 @@ def float_(x):
     y = float(x)
     y_d = yield y
     x_d += y_d
+
+
+@rule(complex)
+def complex_(real):
+    y = complex(real)
+    y_d = yield y
+    real_d += cpsgrad_runtime.unbroadcast(y_d, real)
+
+
+@rule(complex)
+def complex_parts(real, imag):
+    y = complex(real, imag)
+    y_d = yield y
+    real_d += cpsgrad_runtime.unbroadcast(y_d, real)
+    imag_d += cpsgrad_runtime.unbroadcast(y_d * 1j, imag)
 
 
 @rule(pow)
@@ -239,7 +255,7 @@ def power_slope(base, exponent):
         return array_power_slope(base, exponent)
     if exponent == 0:
         return 0.0
-    if base == 0 and exponent < 1:
+    if base == 0 and type(exponent) is not complex and exponent < 1:
         return math.inf if exponent > 0 else -math.inf
     try:
         return exponent * base ** (exponent - 1)
@@ -252,6 +268,8 @@ def log_for_power(base) -> float:
     """d(b**e)/de = log(b) * b**e; 0 at b == 0 (the limit for e > 0), NaN for b < 0."""
     if _numpy(base):
         return array_log_for_power(base)
+    if type(base) is complex:  # the principal log, as JAX's (0 at 0)
+        return cmath.log(base) if base != 0 else 0.0
     if base > 0:
         return math.log(base)
     return 0.0 if base == 0 else math.nan
@@ -264,6 +282,26 @@ def sign(x) -> float:
     if x >= 0:
         return 1.0
     return -1.0 if x < 0 else math.nan
+
+
+def abs_adjoint(adjoint, x):
+    """The adjoint of `x` in `abs(x)` or `np.abs(x)`: `adjoint * sign(x)` for a real `x`; for a
+    complex one JAX's Re(adjoint) * conj(x) / |x| (0 at x == 0), `abs` being real-valued."""
+    if type(x) is float:
+        return adjoint * (1.0 if x >= 0 else (-1.0 if x < 0 else math.nan))
+    if type(x) is complex or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "c"):
+        if type(adjoint) is float and adjoint == 0.0:
+            return 0.0
+        magnitude = np.abs(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(magnitude == 0, 0.0, np.conj(x) / np.where(magnitude == 0, 1.0, magnitude))
+        contribution = np.real(adjoint) * slope
+        return complex(contribution) if type(x) is complex else cpsgrad_runtime.unbroadcast(contribution, x)
+    if _numpy(x):
+        if type(adjoint) is float and adjoint == 0.0:
+            return 0.0
+        return cpsgrad_runtime.unbroadcast(adjoint * array_sign(x), x)
+    return adjoint * sign(x)
 
 
 def _numpy(value) -> bool:

@@ -9,7 +9,8 @@ same way. Each concern is a module of its own, and nothing here imports `cpsgrad
   one-hot adjoints of an element;
 - `accumulation`: adding a contribution into an adjoint, in place where nothing else holds it;
 - `books` (the state: loan books per thread and run) and `loans`: adjoints lent to callees;
-- `broadcasting`: `unbroadcast` and `reduced_product`, which undo numpy's broadcasting;
+- `broadcasting`: `unbroadcast` and `reduced_product`, which undo numpy's broadcasting, and
+  `refuse_complex_operands`, the guard of rules without complex support;
 - `elementwise` (division with IEEE results: `quotient`, `divide`), `reductions` (the fused
   softmax and log-sum-exp backwards), `linalg` (`matmul_left`/`matmul_right`, which
   `accumulate_matmul_left` fuses), `indexing` (subscripts): what generated code and several
@@ -44,7 +45,7 @@ from cpsgrad.runtime.adjoints import (
     unpacked,
 )
 from cpsgrad.runtime.books import clear_loans, close_loans, open_loans
-from cpsgrad.runtime.broadcasting import reduced_product, unbroadcast
+from cpsgrad.runtime.broadcasting import reduced_product, refuse_complex_operands, unbroadcast
 from cpsgrad.runtime.checks import (
     Unbound,
     check_bound,
@@ -276,6 +277,7 @@ __all__ = [
     "unbound",
     "Unbound",
     "unbound_read",
+    "refuse_complex_operands",
     "unbroadcast",
     "unpack_check",
     "unpacked",

@@ -9,6 +9,7 @@ import libcst as cst
 
 from cpsgrad.rules.registry import TEMPLATE_ADJOINT_SUFFIX, Rule
 from cpsgrad.transforms import naming, syntax, templates
+from cpsgrad.transforms.adjoint.complex_guard import complex_guard
 from cpsgrad.transforms.adjoint.frames import Renamer
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
 from cpsgrad.transforms.adjoint.records import RuleCall
@@ -75,6 +76,8 @@ class RuleInlining:
                     f"{RUNTIME}.rule_contribution({syntax.code(contribution)}, {like}, {label}, {parameter!r})"
                 )
             self.accumulate(accumulators[step.accumulator], contribution, defined, pad, lines)
+        if steps and not checked and not numbers_only:
+            complex_guard(rule, record, mapping, outputs, start, pad, lines)
         if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
             lines.append(f"{pad}del {', '.join(locals_.values())}")
         if checked and len(lines) > start:  # whatever the rule's backward raises names the rule

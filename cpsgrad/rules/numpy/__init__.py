@@ -4,7 +4,8 @@ tiles, flips, joins), `sorting` (sort, take, choose, select), `padding` (`np.pad
 imag, conj, angle), `contractions` (einsum, tensordot, kron, cross), `signals` (convolve,
 correlate, polyval, interp), `differences` (diff, gradient, cumprod), `nan_reductions`,
 `masked_reductions` (the reductions' `where=` and `initial=`), `ufunc_methods` (reduce, accumulate,
-outer), `ufunc_scans` (maximum/minimum.accumulate, reduceat), `linalg` and `linalg_decompositions` (numpy.linalg).
+outer), `ufunc_scans` (maximum/minimum.accumulate, reduceat), `linalg` and `linalg_decompositions` (numpy.linalg),
+`fft` (numpy.fft).
 
 Every gradient has its input's shape and dtype (float32 stays float32; a Python float gets a
 Python float); broadcasting is undone by `cpsgrad_runtime.unbroadcast`, and every backward gives
@@ -28,6 +29,7 @@ from cpsgrad.rules.numpy import (  # noqa: F401  (registers them)
     contractions,
     creation,
     differences,
+    fft,
     linalg,
     linalg_decompositions,
     masked_reductions,

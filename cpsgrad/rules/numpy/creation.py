@@ -16,7 +16,7 @@ from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.rules.numpy.ufuncs import chain
 from cpsgrad.rules.registry import not_differentiable, rule
 from cpsgrad.runtime.adjoints import is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import is_complex, unbroadcast
 
 # ---- arrays from values, copies and casts -----------------------------------------------------
 
@@ -146,8 +146,11 @@ def array_adjoint(adjoint, x, result):
     """The adjoint of `x` from that of `result`, an array made from it (`np.array`, `np.asarray`,
     `astype`, copies and casts): cast back to `x`'s dtype; for a nested tuple or list of floats and
     arrays, a `SequenceAdjoint` of their adjoints; zero when `result` is not a float array."""
-    if is_zero(adjoint) or (result.dtype if type(result) is DeviceArray else np.asarray(result).dtype).kind not in "fc":
+    kind = (result.dtype if type(result) is DeviceArray else np.asarray(result).dtype).kind
+    if is_zero(adjoint) or kind not in "fc":
         return 0.0
+    if kind == "f" and is_complex(x):  # a cast to real keeps the real part: np.real's cotangent
+        adjoint = np.real(adjoint)
     return unbroadcast(adjoint, x)
 
 

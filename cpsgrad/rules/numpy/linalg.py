@@ -23,7 +23,7 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.numpy.reductions import _axes, norm_adjoint
 from cpsgrad.rules.registry import not_differentiable, rule
 from cpsgrad.runtime.adjoints import is_zero, item
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import refuse_complex, unbroadcast
 
 # numpy 1 reads b as a stack of vectors when b.ndim == a.ndim - 1; numpy 2 only when b is 1-d
 _VECTORS_BY_NDIM = np.lib.NumpyVersion(np.__version__) < "2.0.0"
@@ -252,13 +252,21 @@ def det_adjoint(y_d, a):
         return unbroadcast(np.zeros(a.shape), a)
     u, s, vt = np.linalg.svd(a)
     orientation = np.linalg.det(u) * np.linalg.det(vt)
+    if a.dtype.kind == "c":  # unitary factors: det(a) a^-T = det(u) det(vt) conj(u) (prod s / s_i) conj(vt)
+        u, vt = np.conj(u), np.conj(vt)
     cofactors = (u * _others_product(s)[..., None, :]) @ vt
     return unbroadcast(cofactors * (orientation * np.asarray(y_d))[..., None, None], a)
 
 
 def slogdet_adjoint(y_d, a):
-    """`slogdet` backward: log|det|'s adjoint times inv(a)^T; the sign has no gradient."""
+    """`slogdet` backward: log|det|'s adjoint times inv(a)^T; a real sign has no gradient. For a
+    complex `a` log|det| is Re(log det), whose gradient is the real part of its cotangent times
+    inv(a)^T (JAX's); the sign's phase is not differentiated: a cotangent reaching it is refused."""
     logdet_d = item(y_d, 1)
+    if np.iscomplexobj(a):
+        if not is_zero(item(y_d, 0)) and np.any(np.asarray(item(y_d, 0)) != 0):
+            refuse_complex(a, "the sign of np.linalg.slogdet of a complex matrix")
+        logdet_d = 0.0 if is_zero(logdet_d) else np.real(logdet_d)
     if is_zero(logdet_d):
         return 0.0
     inverse_t = transposed(np.linalg.inv(a))

@@ -13,7 +13,7 @@ from cpsgrad.rules.operators import array_sign
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import refuse_complex, unbroadcast
 
 _ndarray = np.ndarray
 
@@ -198,12 +198,15 @@ def array_product_adjoint(adjoint, x, axis, keepdims: bool):
 
 
 def var_adjoint(adjoint, x, axis, ddof, keepdims: bool):
-    """`np.var` backward: 2 (x - mean) / (n - ddof), times the adjoint."""
+    """`np.var` backward: 2 (x - mean) / (n - ddof), times the adjoint (conj(x - mean) times its real
+    part for a complex `x`)."""
     if is_zero(adjoint):
         return 0.0
     values = np.asarray(x)
     count = math.prod(values.shape[a] for a in _axes(axis, values.ndim))
     centered = values - values.mean(axis=axis, keepdims=True)
+    if values.dtype.kind == "c":  # the mean of |x - mean|**2: JAX's conj(x - mean) of the real part
+        centered, adjoint = np.conj(centered), np.real(adjoint)
     return _spread(centered * (2.0 / (count - ddof)) * _kept(adjoint, values.ndim, axis, keepdims), x)
 
 
@@ -217,6 +220,8 @@ def std_adjoint(adjoint, x, result, axis, ddof, keepdims: bool):
     if count == 1 and ddof == 0:  # the std of one value is 0 whatever it is: its derivative is 0, not 0 / 0
         return _spread(np.zeros_like(values, dtype=np.result_type(values, float)), x)
     centered = values - values.mean(axis=axis, keepdims=True)
+    if values.dtype.kind == "c":  # as var's
+        centered, adjoint = np.conj(centered), np.real(adjoint)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = _kept(adjoint, values.ndim, axis, keepdims) / ((count - ddof) * _kept(result, values.ndim, axis, keepdims))
         return _spread(centered * scale, x)
@@ -247,6 +252,8 @@ def norm_adjoint(adjoint, x, result, ord, axis, keepdims: bool):
         pair = None
     else:
         pair = tuple(int(a) % values.ndim for a in axis) if len(axis) == 2 else None
+    if values.dtype.kind == "c":
+        return _complex_norm_adjoint(adjoint, x, values, result, ord, axis, keepdims, pair)
     upstream = _kept(adjoint, values.ndim, axis, keepdims)
     with np.errstate(divide="ignore", invalid="ignore"):
         norm = _kept(result, values.ndim, axis, keepdims)
@@ -258,6 +265,19 @@ def norm_adjoint(adjoint, x, result, ord, axis, keepdims: bool):
         else:
             slope = _matrix_norm_slope(values, ord, pair)
         return _spread(slope * upstream, x)
+
+
+def _complex_norm_adjoint(adjoint, x, values, result, ord, axis, keepdims: bool, pair):
+    """The norms of `|x|` (every order but the singular-value ones): the real backward at |x|,
+    of the real part of `adjoint` (the norm is real), times d|x| = conj(x) / |x| (0 at 0, as
+    JAX's abs): JAX's convention, docs/design.md "Complex numbers"."""
+    if pair is not None and ord in ("nuc", 2, -2):
+        refuse_complex(values, f"np.linalg.norm(ord={ord!r}) of complex matrices")
+    magnitude = np.abs(values)
+    slope = norm_adjoint(np.real(adjoint), magnitude, result, ord, axis, keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phase = np.where(magnitude == 0, 0.0, np.conj(values) / np.where(magnitude == 0, 1.0, magnitude))
+    return unbroadcast(slope * phase, x)
 
 
 def _shares(hit, axis):

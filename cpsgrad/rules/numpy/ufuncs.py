@@ -10,7 +10,7 @@ import numpy as np
 
 from cpsgrad import runtime as cpsgrad_runtime
 from cpsgrad.kernels.device_array import DeviceArray
-from cpsgrad.rules.operators import array_sign
+from cpsgrad.rules.operators import abs_adjoint, array_sign
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import is_zero
@@ -203,7 +203,7 @@ def radians(x):
 def abs_(x):
     y = np.abs(x)
     y_d = yield y
-    x_d += chain(y_d, array_sign(x), x)
+    x_d += abs_adjoint(y_d, x)
 
 
 @rule(np.fabs)

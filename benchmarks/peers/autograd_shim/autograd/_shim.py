@@ -316,7 +316,10 @@ def vjp_check(fun, argnum, args, kwargs) -> None:
         return obj(*lead, *full)
 
     direction = tree_map(lambda p: _random_like(p, rng), x)
-    analytic = _inner(direction, tuple(gradients))
+    # autograd's check_vjp pairs the direction with the VJP's covector (its conjugate, for a
+    # complex argument): grad is d/dx - i d/dy in autograd and JAX (and cpsgrad) alike, and the
+    # derivative along a direction d is Re(d * grad), not Re(conj(d) * grad)
+    analytic = _inner(direction, tree_map(np.conj, tuple(gradients)))
     numeric = _along(scalar, x, direction, EPS)
     if _scalar_close(numeric, analytic):
         _record("passed")
