@@ -450,3 +450,19 @@ def test_a_builtin_rewritten_by_normalize_is_guarded_when_a_global_shadows_it_la
     assert cpsgrad.value_and_grad(product)(1.5) == (6.75, 9.0)
     monkeypatch.setattr(cases, "reduce", lambda f, xs: xs[0])
     assert cpsgrad.value_and_grad(product)(1.5) == (1.5, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("function", "parameter"),
+    [(cases.variance_with_a_differentiable_ddof, "ddof"), (cases.calls_with_numpy, "axis")],
+)
+def test_a_differentiable_value_reaching_a_parameter_without_a_derivative_is_refused(function, parameter):
+    """Found by the session-9 rule helpers: the rule's backward gave that parameter nothing, so the
+    gradient through it was silently dropped (np.var off by 0.3 in x[0]; m.sum(m.sin(x)) zero)."""
+    with pytest.raises(cpsgrad.NoRuleError, match=f"reaches the parameter {parameter} of its rule") as raised:
+        cpsgrad.grad(function)(np.array([0.5, 1.5, -0.7]))
+    assert raised.value.location.filename == inspect.getsourcefile(cases.variance_with_a_differentiable_ddof)
+
+
+def test_a_piecewise_constant_parameter_may_take_a_differentiable_value():
+    check_grad(cases.copysign_of_a_differentiable_sign, 1.5, -0.7, argnums=(0, 1))

@@ -128,6 +128,7 @@ class _Analysis(Sharing):
         self.shallow: set = set()  # (copy, original): a container's .copy() holds the original's elements
         self.displays: dict = {}  # a display's definition -> per position, the definitions of its elements
         self.copies: dict = {}  # a definition of `list(c)`, `tuple(c)`, ... -> the definitions of c
+        self.containers: set = set()  # definitions that are tuples, lists or dicts (displays, copies, their writes)
         self.origin_of: dict = {}  # definition -> (kind, name) for parameters and globals
         self.old: dict[int, list] = {}  # id(`x = x op y`) -> the definitions of x it replaces
         self.marking = False  # pass 2: stale marks and refusals
@@ -289,6 +290,11 @@ class _Analysis(Sharing):
             self.same.union(output, definition)
         if old and all(definition in self.copies for definition in old):  # still the list it was
             self.copies[output] = [original for definition in old for original in self.copies[definition]]
+        if old and all(definition in self.containers for definition in old):  # a list's or dict's item: it holds v
+            self.containers.add(output)
+            value = statement.body[0].value.args[2].value
+            for element in self.reaching_root(value, before):
+                self.contains.add((output, element))
         if not self.marking:
             return
         foreign = self.foreign([output])

@@ -62,7 +62,7 @@ class Sets:
 
 
 class Sharing:
-    """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`, `copies`,
+    """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`, `copies`, `containers`,
     `numbers`, `locals`, `origin_of`, `resolver`, `fresh_callee`)."""
 
     def relate(self, definition, value: cst.BaseExpression, state: dict) -> None:
@@ -77,6 +77,7 @@ class Sharing:
             for whole in self.reaching_root(value.value, state):
                 self.element_of(definition, whole, position)
         elif isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
+            self.containers.add(definition)
             elements = [e.value for e in value.elements]
             parts = [self.reaching_root(e, state) for e in elements]
             if not isinstance(value, cst.Dict):
@@ -97,6 +98,7 @@ class Sharing:
         if primitive is not None:
             if primitive in _COPYING_BUILTINS and not any(a.keyword for a in call.args):
                 self.copies[definition] = arguments
+                self.containers.add(definition)
                 for argument in arguments:
                     self.shallow.add((definition, argument))
                 return
@@ -143,7 +145,7 @@ class Sharing:
             for element in parts[position]:
                 self.same.union(definition, element)
             return
-        if parts is None:
+        if parts is None and whole not in self.containers:  # an array's item may be a view of it; a list's is not
             self.same.union(definition, whole)
         for element in self.elements(whole):
             self.same.union(definition, element)

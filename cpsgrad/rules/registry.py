@@ -29,6 +29,15 @@ from cpsgrad.errors import CpsgradError, RuleError
 
 TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its parameter `x`
 
+#: Parameters that may receive a differentiable value though a rule gives them no adjoint: the
+#: result is piecewise constant in them (a sign's source, a cutoff, a looked-up key, a value only
+#: compared, an array read for its shape). A differentiable value reaching any other parameter
+#: without an adjoint (`np.var(x, ddof=x[0])`, batch_norm's `eps`, an axis) is refused at its call:
+#: its gradient would be dropped (transforms/adjoint/forward.py).
+PIECEWISE_CONSTANT = frozenset(
+    {"y", "a", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices", "condition", "self"}
+)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -132,6 +141,13 @@ class Rule:
     @property
     def differentiable(self) -> bool:
         return bool(self.parts[1])
+
+    @cached_property
+    def without_adjoint(self) -> frozenset[str]:
+        """The parameters its backward gives nothing that may not take a differentiable value
+        (not in PIECEWISE_CONSTANT)."""
+        accumulated = {step.accumulator[: -len(TEMPLATE_ADJOINT_SUFFIX)] for step in self.steps if step.accumulator}
+        return frozenset(self.signature.parameters) - accumulated - PIECEWISE_CONSTANT
 
     @property
     def globals(self) -> dict:

@@ -622,3 +622,22 @@ def restop():
 def slices_with_a_global_bound_before_a_call_that_rebinds_it(x):
     v = np.array([1.0, 2.0, 3.0, 4.0]) * x
     return np.sum(v[STOP : restop() + 2])  # Python reads STOP (2) before restop() makes it 3
+
+
+# ---- a differentiable value bound to a rule's parameter without an adjoint (session 9) -----------
+
+
+def variance_with_a_differentiable_ddof(x):
+    return np.var(x, ddof=x[0])  # np.var's rule has no derivative in ddof: it was silently 0
+
+
+def sums_through_a_module_argument(m, x):
+    return m.sum(m.sin(x))  # m.sum taken for ndarray.sum with m as the array: m.sin(x) landed on axis
+
+
+def calls_with_numpy(x):
+    return sums_through_a_module_argument(np, x)
+
+
+def copysign_of_a_differentiable_sign(x, y):
+    return math.copysign(x, y) * y  # copysign is piecewise constant in y: no adjoint, no refusal

@@ -225,11 +225,9 @@ def jax_setdefault_groups(x, n):
 
 def written_into_after_stored(x):
     """An array stored in a dict by `d[k] = arr`, then written into by its own name and read back
-    through the dict: transforms/aliasing.py does not relate the stored value to the dict (a write
-    `d[k] = v` records no `contains`), so the read's gradient goes to the array as it was. A
-    silent wrong gradient found here, older than issue 15 (0c1f591 has it); relating them in
-    aliasing.write makes sharing.py's view rule (`e = d["a"]` united with `d`) refuse programs
-    that are fine today (write_programs.views_read_first), so it is left to the aliasing work."""
+    through the dict. Once a silent wrong gradient (the write `d[k] = v` related nothing: the read
+    got the array's gradient as it was); now the dict holds `arr` (aliasing.write records it for a
+    container) and the read of `e` after the write is refused."""
     arr = np.zeros(2)
     d = {}
     d["a"] = arr
@@ -283,7 +281,6 @@ CASES = [
     Case(list_deletions, (floats(-2.0, 2.0), ints(0, 3)), jax=jax_list_deletions),
     Case(nested_lists_of_arrays, (arrays(3), ints(0, 3)), jax=jax_nested_lists_of_arrays),
     Case(setdefault_groups, (floats(-1.5, 1.5), ints(0, 5)), jax=jax_setdefault_groups),
-    Case(written_into_after_stored, (floats(0.5, 2.0),), xfail="aliasing: d[k] = arr does not relate arr to d"),
 ]
 
 REFUSED = [
@@ -291,4 +288,5 @@ REFUSED = [
     (pops_shared, (0.5,), r"container_method_programs.py:\d+:\d+: method call d.pop"),
     (deletes_from_parameter, (0.5, [1.0, 2.0]), r"container_method_programs.py:\d+:\d+: del of an element of xs"),
     (pops_while_iterating, (0.5,), r"container_method_programs.py:\d+:\d+: method call d.pop"),
+    (written_into_after_stored, (1.3,), r"container_method_programs.py:\d+:\d+: read of e after a write"),
 ]

@@ -148,9 +148,28 @@ class Forward:
                 "build the sequence element by element",
             )
         record = self.record_kind(statement, original, value)
+        if isinstance(record, RuleCall):
+            self.check_bound(statement, original, record, adjoints)
         if record is not None:
             record.adjoints = adjoints
         return record
+
+    def check_bound(self, statement, original, record: RuleCall, adjoints: dict) -> None:
+        """Refuse a differentiable value bound to a parameter the rule gives no adjoint (its
+        gradient would be dropped): `np.var(x, ddof=x[0])`, `m.sum(t)` of a module `m` taken for
+        an array's method, where `t` lands on `axis`."""
+        for parameter in record.rule.without_adjoint:
+            atom = record.bound.get(parameter)
+            if isinstance(atom, cst.Name) and atom.value in adjoints:
+                call = syntax.code(original.func) if isinstance(original, cst.Call) else syntax.code(original)
+                self.fail(
+                    statement,
+                    f"call of {call.strip()}",
+                    f"a differentiable value reaches the parameter {parameter} of its rule ({record.rule.label}), "
+                    "which has no derivative in it; pass a constant there, or declare a rule that differentiates it "
+                    "(cpsgrad.rule)",
+                    NoRuleError,
+                )
 
     def record_kind(self, statement, original: cst.BaseExpression, value: cst.BaseExpression) -> Record | None:
         if isinstance(value, cst.Attribute):  # x.T: the attribute's rule, with x as its argument
