@@ -186,7 +186,11 @@ def _line_of(text):
         (conditional, "    return x > 0.0 and sum(", "generator call in this position"),
         (in_elif, "    elif sum(", "generator call in this position"),
         (in_while, "    while sum(", "generator call in this position"),
-        (computed_start, "    return sum(logged([x], w), x * 2.0)", "argument computed after a generator call's"),
+        (
+            computed_start,
+            "    return sum(logged([x], w), x * 2.0)",
+            "sum of a generator with an argument that is not a constant",
+        ),
         (sorted_with_key, "    return sorted(", "sorted of a generator with these arguments"),
         (max_with_key, "    return 3.0 * max(", "max of a generator with these arguments"),
     ],

@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from cpsgrad.transforms import generator_scopes as scopes
 from cpsgrad.transforms import syntax
 
 FORMS = {
@@ -62,9 +61,8 @@ def loop_parts(
         or any(a.keyword.value not in _KEYWORDS.get(form, ()) for a in keywords)
     ):
         reject(call, f"{form} of a generator with these arguments", _advice(form))
-    generator_call = syntax.strip_parentheses(call.args[0].value)
     for argument in extra:
-        _check_evaluated_first(argument.value, generator_call, is_local, reject)
+        _check_evaluated_first(form, argument.value, is_local, reject)
     line = _line
     carried = {accumulator}
     before, step, after = [], [], []
@@ -110,22 +108,17 @@ def loop_parts(
     return before, step, after, carried
 
 
-def _check_evaluated_first(value, generator_call: cst.Call, is_local, reject) -> None:
-    """The extra arguments are evaluated before the loop, so before the generator call's arguments
-    (Python evaluates those first): refused unless neither can affect the other (a constant or a name of
-    the function, or a generator called with constants and names of the function only)."""
-    walrus = any(isinstance(n, cst.NamedExpr) for n in scopes.walk_all(generator_call))
-    if (
-        syntax.is_constant(value)
-        or not walrus
-        and (_plain(value, is_local) or all(_plain(a.value, is_local) and not a.star for a in generator_call.args))
-    ):
+def _check_evaluated_first(form: str, value, is_local, reject) -> None:
+    """The extra arguments are evaluated before the loop (sum's start) or after it (a default, `reverse`),
+    where Python evaluates them with the generator call's arguments, before the generator runs: only a
+    constant or a parameter (always bound, never rebound: `del` and `nonlocal` are refused) reads the same."""
+    if _plain(value, is_local):
         return
-    reject(
-        value,
-        "argument computed after a generator call's arguments",
-        "assign it to a name before the statement (it would be evaluated before the generator's arguments)",
-    )
+    advice = {
+        "sum": "write the loop: `s = start` then `for v in gen(...): s = s + v` (the same additions)",
+        "sorted": "pass reverse=True or reverse=False",
+    }.get(form, "use a constant default (`None`) and test for it after")
+    reject(value, f"{form} of a generator with an argument that is not a constant or a parameter", advice)
 
 
 def _plain(node, is_local) -> bool:

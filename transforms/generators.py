@@ -43,6 +43,7 @@ from cpsgrad.transforms import (
     generator_consumers,
     generator_folds,
     generator_hoist,
+    generator_objects,
     syntax,
 )
 from cpsgrad.transforms import generator_scopes as scopes
@@ -67,6 +68,8 @@ def lift(read: FunctionSource) -> closures.Lifted:
     consumers = _Consumers(read)
     if not consumers.any_generator():
         return closures.lift(read)
+    read = generator_objects.rewrite(consumers, read)
+    consumers = _Consumers(read)
     read = consumers.hoisted()
     consumers = _Consumers(read)
     consumers.check_positions()
@@ -108,6 +111,13 @@ class _Consumers(scopes.Preserving):
         if not call.args or call.args[0].star or call.args[0].keyword or scopes.shadowed(call.func, self.locals):
             return None
         if self.generator(syntax.strip_parentheses(call.args[0].value)) is None:
+            return None
+        builtin = self.resolver.resolve(call.func)
+        return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
+
+    def consumer_form_of(self, call: cst.Call) -> str | None:
+        """`sum`, `next`, ... when `call` is such a builtin's call (whatever its argument)."""
+        if scopes.shadowed(call.func, self.locals):
             return None
         builtin = self.resolver.resolve(call.func)
         return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
