@@ -3,7 +3,8 @@
 (`break`, `return` in the loop, `next` once), `yield` in branches, loops and after a `return`
 condition, `yield from` a list and another generator, recursion through `yield from`,
 generators in loops, in user functions, arguments used twice, loop `else`; consumers (`sum`, `list`,
-`max`, `min`, `sorted`, `any`, `all`, `tuple`, `next`) inside expressions.
+`max`, `min`, `sorted`, `any`, `all`, `tuple`, `next`) inside expressions; a generator object kept in
+a variable (`next` calls, a loop with `break`, the rest summed).
 """
 
 import jax.numpy as jnp
@@ -257,6 +258,33 @@ def jax_in_an_expression_in_a_loop(x, y):
     return s + x * y
 
 
+def kept_generator(x, y):
+    g = scaled([x, y, x * y, y * y], y)
+    first = next(g)
+    s = first * x
+    for v in g:
+        if v > 2.0:
+            break
+        s = s + v * first
+    rest = sum(g)
+    return s + rest
+
+
+def kept_generator_in_a_helper(x, y):
+    return helper_keeps([x, y], y) * helper_keeps([y, x, x], x)
+
+
+def helper_keeps(xs, w):
+    g = powers(w, 3)
+    first = next(g)
+    second = next(g, 0.0)
+    return first + second * sum(scaled(xs, w))
+
+
+def jax_kept_generator_in_a_helper(x, y):
+    return (1.0 + y * (x * y + y * y)) * (1.0 + x * (y * x + x * x + x * x))
+
+
 CASES = [
     Case(loop_over_generator, (floats(), floats(), floats()), (0, 1, 2), jax_loop_over_generator),
     Case(sum_of_generator, (floats(), floats()), (0, 1), jax_sum_of_generator),
@@ -277,6 +305,8 @@ CASES = [
     Case(extremes_of_a_generator, (floats(), floats()), (0, 1)),
     Case(tests_of_a_generator, (floats(), floats()), (0, 1)),
     Case(in_an_expression_in_a_loop, (floats(), floats()), (0, 1), jax_in_an_expression_in_a_loop),
+    Case(kept_generator, (floats(), floats()), (0, 1)),
+    Case(kept_generator_in_a_helper, (floats(), floats()), (0, 1), jax_kept_generator_in_a_helper),
 ]
 
 EXAMPLES = 5
