@@ -98,11 +98,11 @@ def test_break_stops_the_generator_where_python_leaves_it():
 
 def stored(x, w):
     g = logged([x], w)
-    return sum(g)
+    return sum(g) if x > 0.0 else 0.0  # a consumer in a branch (`return sum(g)` alone is taken)
 
 
 def generator_in_expression(x, w):
-    return 2.0 * sum(logged([x], w))
+    return x > 0.0 and sum(logged([x], w))  # run only if x > 0: not hoisted (2.0 * sum(...) is)
 
 
 def yield_in_try(xs):
@@ -162,8 +162,8 @@ def _line_of(text):
 @pytest.mark.parametrize(
     "function, text, construct",
     [
-        (stored, "    g = logged(", "generator call in this position"),
-        (generator_in_expression, "    return 2.0 * sum(", "generator call in this position"),
+        (stored, "    return sum(g) if", "generator object g kept in a variable and used here"),
+        (generator_in_expression, "    return x > 0.0 and sum(", "generator call in this position"),
         (consumes_yield_in_try, "        yield xs", "yield inside try or with"),
         (consumes_sent, "    y = yield x", "yield used as a value"),
         (maybe_bound, "# last maybe unbound", "variable last assigned in a loop over a generator"),

@@ -19,15 +19,14 @@ non-number argument, is read again in the function.
 
 from __future__ import annotations
 
-import collections
-import sys
-import sysconfig
 import types
 
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.effects import OBSERVERS
+from cpsgrad.runtime.effects import installed as _installed
+from cpsgrad.runtime.effects import keeps as _keeps
 from cpsgrad.transforms import calls, syntax, walk
 
 
@@ -47,7 +46,7 @@ def effect_line(generator, statement, original: cst.Call, value: cst.Call, frame
             f"{label} is a differentiable value (or a method of one) called for its effect; cpsgrad cannot "
             f"see what it changes: assign its result",
         )
-    _refuse_keepers(generator, statement, original.func, label, construct)
+    checked = _refuse_keepers(generator, statement, original.func, label, construct)
     kept = [root] if root is not None else []
     kept += [
         o.value.value
@@ -73,18 +72,22 @@ def effect_line(generator, statement, original: cst.Call, value: cst.Call, frame
         a.with_changes(value=_frozen(a.value)) if generator.active_source(a.value, frame) is not None else a
         for a in value.args
     ]
-    return syntax.code(value.with_changes(args=arguments)).strip()
+    func = _observed(value.func) if checked else value.func
+    return syntax.code(value.with_changes(func=func, args=arguments)).strip()
 
 
-def _refuse_keepers(generator, statement, callee: cst.BaseExpression, label: str, construct: str) -> None:
+def _refuse_keepers(generator, statement, callee: cst.BaseExpression, label: str, construct: str) -> bool:
     """A user function or method, or a method of a list, dict or set, could keep the value where
     the function (or code it calls) reads it back later as a constant, without its gradient
     (`CACHE[k] = v` in a helper, `LOG.append(x)` summed later): refused. Builtins and functions of
     installed libraries and the standard library (print, logging, plotting) run, and so do functions
-    declared `cpsgrad.observer`."""
+    declared `cpsgrad.observer`. True where that is checked at run time: a method of what a library's
+    call returned (`logging.getLogger(name).debug`, normalize's `t1 = logging.getLogger(name)`)."""
     value = generator.resolver.resolve(callee)
     if value is not None and (value in OBSERVERS or _installed(value)) and not _keeps(value):
-        return
+        return False
+    if value is None and _of_library_result(generator, callee):
+        return True  # cpsgrad_runtime.observed checks the method it is
     if value is None and calls.receiver(callee) is not None:
         generator.callee(statement, callee)  # a method of a local value: refused as such
     raise UnsupportedError(
@@ -97,25 +100,33 @@ def _refuse_keepers(generator, statement, callee: cst.BaseExpression, label: str
     )
 
 
-_LIBRARY_PATHS = tuple(
-    {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    | {sysconfig.get_paths(vars={"base": sys.base_prefix})["stdlib"]}
-)
+def _of_library_result(generator, callee: cst.BaseExpression) -> bool:
+    """Whether `callee` is a method (`t1.debug`) of a name every assignment of which, in the normalized
+    function, is the result of a call of a library's function (`t1 = logging.getLogger(name)`)."""
+    if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
+        return False
+    name = callee.value.value
+    values = [
+        node.body[0].value
+        for node in walk.nodes(generator.normalized.definition.body)
+        if isinstance(node, cst.SimpleStatementLine)
+        and isinstance(node.body[0], cst.Assign)
+        and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.body[0].targets)
+    ]
+    if not values or name in generator.normalized.parameters:
+        return False
+    for value in values:
+        if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) is None:
+            return False
+        function = generator.resolver.resolve(value.func)
+        if function is None or isinstance(function, type) or not _installed(function):
+            return False  # a constructor (list(...), dict(...)) makes what its methods would change
+    return True
 
 
-def _installed(value) -> bool:
-    """Whether `value` is a builtin or comes from the standard library or an installed package."""
-    function = getattr(value, "__func__", value)
-    module = sys.modules.get(getattr(function, "__module__", None) or "")
-    if module is None:
-        return isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType))
-    path = getattr(module, "__file__", None)
-    return path is None or path.startswith(_LIBRARY_PATHS)
-
-
-def _keeps(value) -> bool:
-    """A method of a list, dict, set or deque, which keeps what it is given."""
-    return isinstance(getattr(value, "__self__", None), (list, dict, set, collections.deque))
+def _observed(func: cst.BaseExpression) -> cst.Call:
+    helper = cst.Attribute(cst.Name("cpsgrad_runtime"), cst.Name("observed"))
+    return cst.Call(helper, [cst.Arg(func)])
 
 
 def _frozen(atom: cst.BaseExpression) -> cst.Call:

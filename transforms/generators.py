@@ -20,8 +20,11 @@ The body reads the loop's values from `env` and hands back the variables it assi
 read after it or in a later iteration (`state`); it captures nothing, so closures' late-binding
 rules do not arise. `break` is `return 1, ...` (the generator stops where it is, and never runs
 further), `continue` `return 0, ...`, `return e` `return 2, ..., e` (the consumer returns
-`e` after the call). `sum`, `list`, `tuple`, `next` of a generator call on a statement of their own,
-`enumerate(gen(...))` and `zip(gen(...), names...)` are first written as such loops.
+`e` after the call). `sum`, `list`, `tuple`, `next`, `min`, `max`, `any`, `all`, `sorted` of a generator call
+on a statement of their own (generator_consumers.py; one inside an expression is first hoisted onto one:
+generator_hoist.py), `enumerate(gen(...))` and `zip(gen(...), names...)` are first written as such loops.
+A loop body over a generator is left as it is: it becomes a function (a Definition) whose own
+transformation rewrites the loops over generators in it.
 """
 
 from __future__ import annotations
@@ -35,18 +38,28 @@ import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
-from cpsgrad.transforms import closures, generator_folds, syntax
+from cpsgrad.transforms import (
+    closures,
+    generator_consumers,
+    generator_folds,
+    generator_hoist,
+    generator_objects,
+    syntax,
+)
 from cpsgrad.transforms import generator_scopes as scopes
 from cpsgrad.transforms.bindings import assigned_in, assigned_names, ends_in_jump
 from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
 
-_FORMS = {builtins.sum: "sum", builtins.list: "list", builtins.tuple: "tuple", builtins.next: "next"}
+_FORMS = generator_consumers.FORMS
 _ADVICE = (
     "iterate the call where it is made: `for v in gen(...)`, `s = sum(gen(...))`, `ys = list(gen(...))`, "
-    "`v = next(gen(...))` (or `next(gen(...), default)`), `for i, v in enumerate(gen(...))`, "
-    "`for v, b in zip(gen(...), bs)`, each on a statement of its own"
+    "`v = next(gen(...))` (or `next(gen(...), default)`), `max(gen(...))` (min, any, all, sorted, tuple too), "
+    "`for i, v in enumerate(gen(...))`, `for v, b in zip(gen(...), bs)`; such a consumer may sit inside an "
+    "expression Python evaluates unconditionally (`2 * sum(gen(x))`), not under `and`/`or`, a conditional "
+    "expression, a later comparison of a chain, an `elif` or `while` test, a comprehension or a lambda: there "
+    "assign it to a name first"
 )
 
 
@@ -55,7 +68,12 @@ def lift(read: FunctionSource) -> closures.Lifted:
     consumers = _Consumers(read)
     if not consumers.any_generator():
         return closures.lift(read)
+    read = generator_objects.rewrite(consumers, read)
+    consumers = _Consumers(read)
+    read = consumers.hoisted()
+    consumers = _Consumers(read)
     consumers.check_positions()
+    consumers.defer()
     definition = read.definition.visit(consumers)
     positions = collections.ChainMap(consumers.moved, read.positions)
     lifted = closures.lift(dataclasses.replace(read, definition=definition, positions=positions))
@@ -88,6 +106,35 @@ class _Consumers(scopes.Preserving):
         self.bindings[syntax.dotted_name(node.func)] = value
         return value
 
+    def consumer_form(self, call: cst.Call) -> str | None:
+        """`sum`, `max`, ... when `call` is such a builtin's call of a generator call, else None."""
+        if not call.args or call.args[0].star or call.args[0].keyword or scopes.shadowed(call.func, self.locals):
+            return None
+        if self.generator(syntax.strip_parentheses(call.args[0].value)) is None:
+            return None
+        builtin = self.resolver.resolve(call.func)
+        return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
+
+    def consumer_form_of(self, call: cst.Call) -> str | None:
+        """`sum`, `next`, ... when `call` is such a builtin's call (whatever its argument)."""
+        if scopes.shadowed(call.func, self.locals):
+            return None
+        builtin = self.resolver.resolve(call.func)
+        return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
+
+    def hoisted(self) -> FunctionSource:
+        """`read` with the consumers of generator calls inside expressions on statements of their own."""
+        moved: dict = {}
+        module_read = generator_hoist.module_read(self.resolver)
+        hoister = generator_hoist.Hoister(
+            self.consumer_form, self.parameters.__contains__, module_read, self.namer.fresh, self.read.positions, moved
+        )
+        definition = generator_hoist.hoist_all(self.original, hoister)
+        if definition is self.original:
+            return self.read
+        positions = collections.ChainMap(moved, self.read.positions)
+        return dataclasses.replace(self.read, definition=definition, positions=positions)
+
     def any_generator(self) -> bool:
         return any(self.generator(n) is not None for n in scopes.calls(self.original))
 
@@ -108,6 +155,27 @@ class _Consumers(scopes.Preserving):
             if id(node) not in allowed and self.generator(node) is not None:
                 self.reject(node, "generator call in this position", _ADVICE)
 
+    def defer(self) -> None:
+        """The nodes in the body of a loop over a generator: that body becomes a function of its own
+        (a Definition), whose transformation rewrites the loops over generators in it."""
+        self.deferred: set[int] = set()
+        for node in scopes.walk_all(self.original):
+            if isinstance(node, cst.For) and self.consumed(syntax.strip_parentheses(node.iter)):
+                self.deferred |= {id(inner) for inner in scopes.walk_all(node.body)}
+
+    def consumed(self, iterable: cst.BaseExpression) -> bool:
+        if self.generator(iterable) is not None:
+            return True
+        return (
+            isinstance(iterable, cst.Call)
+            and self.resolver.resolve(iterable.func)
+            in (
+                builtins.enumerate,
+                builtins.zip,
+            )
+            and any(self.generator(syntax.strip_parentheses(a.value)) is not None for a in iterable.args)
+        )
+
     def reject(self, node, construct: str, advice: str):
         raise UnsupportedError(self.read.location(node), construct, advice)
 
@@ -118,7 +186,7 @@ class _Consumers(scopes.Preserving):
 
     # ---- statements holding sum/list/tuple/next of a generator -------------------------------------
     def leave_SimpleStatementLine(self, original, updated):
-        if len(updated.body) != 1:
+        if len(updated.body) != 1 or id(original) in self.deferred:
             return updated
         small = updated.body[0]
         value = small.value if isinstance(small, (cst.Assign, cst.Return, cst.Expr)) else None
@@ -131,42 +199,11 @@ class _Consumers(scopes.Preserving):
             return updated
         if form is None or value.args[0].star or value.args[0].keyword:
             self.reject(generator_call, "generator call in this position", _ADVICE)
-        extra = [a for a in value.args[1:]]
-        if len(extra) > 1 or any(a.keyword is not None or a.star for a in extra) or extra and form in ("list", "tuple"):
-            self.reject(value, f"{form} of a generator with these arguments", _ADVICE)
         self.bindings[value.func.value if isinstance(value.func, cst.Name) else form] = builtin
         accumulator, item = self.fresh(f"{form}_1"), self.fresh("item")
-        carried = {accumulator}
-        before, step, after = [], [], []
-        if form == "sum":
-            start = extra[0].value if extra else cst.Integer("0")
-            before.append(_line(f"{accumulator} = START", START=start))
-            step.append(_line(f"{accumulator} = {accumulator} + {item}"))
-        elif form in ("list", "tuple"):
-            before.append(_line(f"{accumulator} = []"))
-            step.append(_line(f"{accumulator} = cpsgrad_runtime.appended({accumulator}, {item})"))
-            if form == "tuple":
-                after.append(_line(f"{accumulator} = cpsgrad_runtime.builtins.tuple({accumulator})"))
-        else:
-            got = self.fresh("found")
-            carried.add(got)
-            before += [_line(f"{accumulator} = None"), _line(f"{got} = False")]
-            step += [_line(f"{accumulator} = {item}"), _line(f"{got} = True"), _line("break")]
-            if extra:
-                default = extra[0].value
-                if not (syntax.is_constant(default) or isinstance(default, cst.Name)):
-                    self.reject(
-                        default,
-                        "next(generator, default) with a computed default",
-                        "assign the default to a name first",
-                    )
-                after.append(
-                    cst.parse_statement(f"if not {got}:\n    {accumulator} = DEFAULT\n").visit(
-                        _Substitute({"DEFAULT": default})
-                    )
-                )
-            else:
-                after.append(cst.parse_statement(f"if not {got}:\n    raise StopIteration\n"))
+        before, step, after, carried = generator_consumers.loop_parts(
+            form, value, accumulator, item, self.fresh, self.parameters.__contains__, self.reject
+        )
         loop = cst.For(cst.Name(item), generator_call, cst.IndentedBlock(step))
         rewritten = self.loop(loop, original, carried)
         result = updated.with_changes(body=[small.with_changes(value=cst.Name(accumulator))])
@@ -181,6 +218,8 @@ class _Consumers(scopes.Preserving):
     # ---- for loops --------------------------------------------------------------------------------
     def leave_For(self, original, updated):
         iterable = syntax.strip_parentheses(updated.iter)
+        if id(original) in self.deferred:
+            return updated
         if self.generator(iterable) is not None:
             statements = self.loop(updated, original)
         elif isinstance(iterable, cst.Call) and self.resolver.resolve(iterable.func) in (

@@ -94,7 +94,7 @@ from cpsgrad.runtime.containers import (
     values_adjoint,
     zip_length,
 )
-from cpsgrad.runtime.effects import frozen
+from cpsgrad.runtime.effects import frozen, observed
 from cpsgrad.runtime.elementwise import array_divide, divide, quotient
 from cpsgrad.runtime.exceptions import caught, enter, entering, exit_of, exit_with, matches
 from cpsgrad.runtime.generators import generator_fold
@@ -209,6 +209,7 @@ __all__ = [
     "exit_with",
     "factor_adjoint",
     "frozen",
+    "observed",
     "get_adjoint",
     "get_default_adjoint",
     "index_adjoint",

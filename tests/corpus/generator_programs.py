@@ -2,7 +2,9 @@
 `tuple`, `next` (with and without a default), `enumerate`, `zip(gen(...), xs)`, early exits
 (`break`, `return` in the loop, `next` once), `yield` in branches, loops and after a `return`
 condition, `yield from` a list and another generator, recursion through `yield from`,
-generators in loops, in user functions, arguments used twice, loop `else`.
+generators in loops, in user functions, arguments used twice, loop `else`; consumers (`sum`, `list`,
+`max`, `min`, `sorted`, `any`, `all`, `tuple`, `next`) inside expressions; a generator object kept in
+a variable (`next` calls, a loop with `break`, the rest summed).
 """
 
 import jax.numpy as jnp
@@ -219,6 +221,70 @@ def jax_tuple_targets(x, y):
     return x * y * y + y * (x * y) ** 2
 
 
+def sum_inside_an_expression(x, y, w):
+    return 2.0 * sum(scaled([x, y], w)) + x * np.sum(np.array(list(scaled([y, w], x))))
+
+
+def jax_sum_inside_an_expression(x, y, w):
+    return 2.0 * (x * w + y * w) + x * (y * x + w * x)
+
+
+def extremes_of_a_generator(x, y):
+    return max(scaled([x, y, x * y], y)) - min(powers(x, 3)) * sorted(scaled([y, x], x))[-1]
+
+
+def tests_of_a_generator(x, y):
+    s = y * sum(scaled([x], y), 1.0)
+    if any(branchy([x, -y], y)):
+        s = s + x
+    if all(scaled([x, y], 2.0)):
+        s = s * y
+    return s + tuple(chained([x], y))[1]
+
+
+def in_an_expression_in_a_loop(x, y):
+    s = 0.0
+    for k in range(2):
+        for v in scaled([x, y], k + 1.0):
+            s = s + v * max(scaled([v, y], x))
+    return s + helper_consumes([x], y) * next(powers(y, 2))
+
+
+def jax_in_an_expression_in_a_loop(x, y):
+    s = 0.0
+    for k in range(2):
+        for v in (x * (k + 1.0), y * (k + 1.0)):
+            s = s + v * jnp.maximum(v * x, y * x)
+    return s + x * y
+
+
+def kept_generator(x, y):
+    g = scaled([x, y, x * y, y * y], y)
+    first = next(g)
+    s = first * x
+    for v in g:
+        if v > 2.0:
+            break
+        s = s + v * first
+    rest = sum(g)
+    return s + rest
+
+
+def kept_generator_in_a_helper(x, y):
+    return helper_keeps([x, y], y) * helper_keeps([y, x, x], x)
+
+
+def helper_keeps(xs, w):
+    g = powers(w, 3)
+    first = next(g)
+    second = next(g, 0.0)
+    return first + second * sum(scaled(xs, w))
+
+
+def jax_kept_generator_in_a_helper(x, y):
+    return (1.0 + y * (x * y + y * y)) * (1.0 + x * (y * x + x * x + x * x))
+
+
 CASES = [
     Case(loop_over_generator, (floats(), floats(), floats()), (0, 1, 2), jax_loop_over_generator),
     Case(sum_of_generator, (floats(), floats()), (0, 1), jax_sum_of_generator),
@@ -235,6 +301,12 @@ CASES = [
     Case(argument_used_twice, (floats(),), 0, jax_argument_used_twice),
     Case(array_rows, (arrays((3, 2)), arrays(2)), (0, 1), jax_array_rows),
     Case(tuple_targets, (floats(), floats()), (0, 1), jax_tuple_targets),
+    Case(sum_inside_an_expression, (floats(), floats(), floats()), (0, 1, 2), jax_sum_inside_an_expression),
+    Case(extremes_of_a_generator, (floats(), floats()), (0, 1)),
+    Case(tests_of_a_generator, (floats(), floats()), (0, 1)),
+    Case(in_an_expression_in_a_loop, (floats(), floats()), (0, 1), jax_in_an_expression_in_a_loop),
+    Case(kept_generator, (floats(), floats()), (0, 1)),
+    Case(kept_generator_in_a_helper, (floats(), floats()), (0, 1), jax_kept_generator_in_a_helper),
 ]
 
 EXAMPLES = 5
