@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from cpsgrad.transforms import naming, regions, syntax, writes
+from cpsgrad.transforms import attributes, naming, regions, syntax, writes
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, Jump, Raise, Return
 from cpsgrad.transforms.naming import Namer
@@ -177,7 +177,7 @@ class _Converter:
             if _jumps(branch):
                 return False
             for targets, value in assignments(branch):
-                if any(t in self.active for t in targets) or writes.is_write(value):  # a write has a backward
+                if any(t in self.active for t in targets) or writes.is_write(value) or attributes.is_attribute_write(value):
                     return False
         return True
 

@@ -19,6 +19,7 @@ from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import (
     activity,
     aliasing,
+    attributes,
     calls,
     cps,
     emit,
@@ -33,7 +34,6 @@ from cpsgrad.transforms import (
     syntax,
 )
 from cpsgrad.transforms.adjoint import Generator
-from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver, binding_guard
 
 STAGES = ("normalize", "cps", "final")
@@ -223,15 +223,15 @@ def _front(
     )
     resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
-    if subscripts.rewrite(normalized, active, resolver):  # differentiable indices: np.r_[x, y], obj[v]
-        active = activity.active_names(normalized.definition, set(differentiated), resolver)
+    if subscripts.rewrite(normalized, active, resolver) | attributes.method_effects(normalized, active):
+        active = activity.active_names(normalized.definition, set(differentiated), resolver)  # np.r_[x], obj.f(x)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))
     numbers, sequences = kinds.number_variables(normalized.definition, parameter_kinds, resolver)
     if aliasing.check(normalized, active, numbers, resolver, user_calls):  # writes: refused where unsound
         active = activity.active_names(normalized.definition, set(differentiated), resolver)  # x op= y rewritten
         user_calls = calls.user_calls(normalized.definition, active, resolver)
-    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
+    program = cps.convert(normalized, active, naming.Namer(naming.names_in(normalized.definition)), user_calls)
     sites = [_site(call, normalized, resolver, active, numbers, sequences) for call in program.calls]
     return _Front(read, normalized, differentiated, resolver, program, numbers, sites)
 
@@ -255,7 +255,7 @@ def _site(
         tuple(a.keyword.value for a in value.args if a.keyword is not None),
         tuple(i for i, a in enumerate(arguments) if isinstance(a.value, cst.Name) and a.value.value in active),
         tuple(kinds.atom_kind(a.value, numbers, sequences, resolver) for a in arguments),
-        isinstance(value.func, cst.Name) and value.func.value in active,
+        calls.is_callee_active(value.func, active),
         normalized.consumable.get(id(call.statement), ()),
     )
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime import objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, item
 from cpsgrad.runtime.elementwise import divide
 from cpsgrad.runtime.starred import rows_adjoint
@@ -64,6 +65,8 @@ def attribute_adjoint(value, name: str, adjoint):
         return SequenceAdjoint(parts)
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and name in _field_names(type(value)):
         return DictAdjoint({name: adjoint})
+    if objects.is_plain_object(value):  # its attributes' adjoints are kept with it (runtime/objects.py)
+        return objects.attribute_adjoint(value, name, adjoint)
     raise UnsupportedError(
         None, f"attribute .{name} of a differentiable {type(value).__name__}",
         "cpsgrad differentiates attribute reads of NamedTuples, dataclass instances (their fields) "

@@ -9,7 +9,8 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
-from cpsgrad.transforms import calls, effects, naming, starred, syntax, writes
+from cpsgrad.transforms import attributes, calls, effects, naming, starred, syntax, writes
+from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
 from cpsgrad.transforms.adjoint.records import (
@@ -42,6 +43,8 @@ class Forward:
             effect = None
             if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
                 effect = self.check_effect(statement, small.value, value, frame)  # transforms/effects.py
+            else:
+                value = attribute_writes.inactive(self, value, pad, lines)
             lines.append(pad + (effect or syntax.code(self.rename(statement, frame)).strip()))
             return
         value = self.rename(small.value, frame)
@@ -59,11 +62,15 @@ class Forward:
         if writes.is_write(value):  # x = written(x, key, v): saved, written, restored in its backward
             self.write(statement, variable, value, frame, pad, lines, records)
             return
+        if attributes.is_attribute_write(value):  # obj = set_attribute(obj, 'w', v): adjoint/attributes.py
+            return attribute_writes.forward(self, statement, variable, value, frame, pad, lines, records)
         self.guard_in_place(statement, variable, value, pad, lines)
         record = None
         if self.is_active_variable(variable):
             record = self.record(statement, small.value, value, frame)
         version = self.new_version(frame, variable)
+        if record is None:  # an inactive attribute read or plain call: checked (adjoint/attributes.py)
+            value = attribute_writes.inactive(self, value, pad, lines)
         lines.append(f"{pad}{version} = {syntax.code(value)}")
         self.check_in_place(statement, value, version, pad, lines)
         if record is not None:

@@ -1,0 +1,104 @@
+"""The adjoint pass's side of objects' attributes (transforms/attributes.py, runtime/objects.py):
+the forward and backward of `obj_1 = set_attribute(obj, 'w', v)`, and the run-time checks after an
+inactive attribute read and before an inactive call that runs as plain Python."""
+
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from cpsgrad.rules.registry import TABLE
+from cpsgrad.transforms import calls, naming, syntax
+from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
+from cpsgrad.transforms.adjoint.records import AttributeWrite
+
+
+def forward(generator, statement, variable: str, value: cst.Call, frame, pad: str, lines: list, records: list) -> None:
+    """`obj_1 = set_attribute(obj, 'w', v)`: what the attribute held saved first (a write of a
+    differentiable value checked there), then the write; its record restores it."""
+    first = len(lines)
+    container, name, written = (a.value for a in value.args)
+    adjoints = {}
+    for atom in (container, written):
+        source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
+        if source is not None:
+            adjoints[atom.value] = source
+    version = generator.new_version(frame, variable)
+    saved = generator.namer.fresh(naming.overwritten(version))
+    active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
+    lines.append(f"{pad}{saved} = {syntax.code(runtime_call('overwritten_attribute', container, name, active))}")
+    lines.append(f"{pad}{version} = {syntax.code(value)}")
+    location = generator.normalized.location(statement)
+    records.append(
+        AttributeWrite(
+            version,
+            adjoints,
+            range(first, len(lines)),
+            location,
+            container=container,
+            name=name,
+            value=written,
+            saved=saved,
+        )
+    )
+
+
+def backward(generator, record: AttributeWrite, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    """The attribute's adjoint now is the written value's (taken out of the books); the old value
+    is put back; the name's own adjoint of the object passes through."""
+    target = cst.Name(record.target)
+    restore = syntax.code(runtime_call("restore_attribute", target, record.name, cst.Name(record.saved)))
+    source = record.source(record.value)
+    if source is not None:
+        generator.accumulate(source, restore, defined, pad, lines)
+    else:
+        lines.append(f"{pad}{restore}")
+    output = defined.get(generator.adjoint(record.target))
+    source = record.source(record.container)
+    if output is not None and source is not None:
+        generator.accumulate(source, output, defined, pad, lines)
+
+
+def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str]) -> cst.BaseExpression:
+    """An inactive statement's value, with the checks that keep objects' gradients from being lost
+    (runtime/objects.py): after-the-fact reads of an attribute through a name no gradient reaches,
+    and plain calls handed an object the run owns, are refused when they happen; a plain class
+    called with no differentiable value makes an object the run owns (`owned(C(...))`)."""
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+        if value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None:
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r})")
+        return value
+    if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
+        return value
+    primitive = generator.resolver.resolve(value.func)
+    if _has_rule(primitive) or (primitive is not None and _library(primitive)):
+        return value
+    names = [a.value for a in value.args if isinstance(a.value, cst.Name) and not generator.is_number(a.value)]
+    root = value.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if isinstance(root, cst.Name) and root is not value.func and generator.resolver.resolve(root) is None:
+        names.append(root)
+    if names:
+        listed = ", ".join(syntax.code(n) for n in names) + ("," if len(names) == 1 else "")
+        lines.append(f"{pad}{RUNTIME}.unseen_objects(({listed}), {syntax.code(value.func)!r})")
+    if isinstance(primitive, type) and primitive.__flags__ & _HEAP:
+        return cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("owned")), [cst.Arg(value)])
+    return value
+
+
+def _has_rule(primitive) -> bool:
+    try:
+        return primitive is not None and primitive in TABLE
+    except TypeError:  # unhashable
+        return False
+
+
+def _library(value) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    return module.split(".", 1)[0] in calls.LIBRARIES or module.split(".", 1)[0] in _STANDARD
+
+
+_STANDARD = frozenset({"builtins", "math", "operator", "functools", "itertools", "logging", "warnings", "time"})
+_HEAP = 1 << 9  # a class defined in Python
+_ARRAY_NAMES = frozenset(dir(np.ndarray))
