@@ -90,24 +90,60 @@ def method_effects(normalized, active: set[str]) -> bool:
 
 
 def receivers(found: list, active: set[str], definition: cst.FunctionDef) -> set[str]:
-    """The local objects whose method is called with a differentiable argument (`t = obj.method(x)`):
-    differentiable themselves, since the method may write what it is given into them."""
+    """Names that are differentiable because of what happens to the objects they hold: a local
+    object whose method is called with a differentiable argument (`t = obj.method(x)`: the method
+    may keep `x` in it), and the container, object or name a differentiable object written into
+    or called a method of was read from (`o = objs[i]`, `layer = self.layer`, `b = a`): a later
+    read through it must see the attributes' gradients."""
     local = {p.name.value for p in (*definition.params.posonly_params, *definition.params.params)}
     local |= {p.name.value for p in definition.params.kwonly_params}
     local |= {name for targets, _ in found for name in targets}
+    objects = {targets[0] for targets, value in found if is_attribute_write(value)}
     extra = set()
     for _, value in found:
-        if (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and isinstance(value.func.value, cst.Name)
-            and value.func.value.value not in active
-            and value.func.value.value in local
-            and calls.user_method(value.func.attr.value)
-            and any(isinstance(a.value, cst.Name) and a.value.value in active for a in value.args)
+        receiver = _receiver(value)
+        if receiver is None or receiver not in local:
+            continue
+        objects.add(receiver)
+        if receiver not in active and any(
+            isinstance(a.value, cst.Name) and a.value.value in active for a in value.args
         ):
-            extra.add(value.func.value.value)
+            extra.add(receiver)
+    reached = set(active) | extra
+    changed = True
+    while changed:  # o = for_1_items[i]; for_1_items = as_sequence(objs): objs too
+        changed = False
+        for targets, value in found:
+            if len(targets) != 1 or targets[0] not in objects or targets[0] not in reached:
+                continue
+            source = _source(value)
+            if source is not None and source in local and source not in reached:
+                extra.add(source)
+                reached.add(source)
+                objects.add(source)
+                changed = True
     return extra
+
+
+def _source(value: cst.BaseExpression) -> str | None:
+    """The name a value was read from: `c` of `c`, `c[i]`, `c.attr`, `as_sequence(c)`."""
+    if isinstance(value, cst.Call) and syntax.dotted_name(value.func) == f"{RUNTIME}.as_sequence":
+        value = value.args[0].value
+    if isinstance(value, (cst.Subscript, cst.Attribute)):
+        value = value.value
+    return value.value if isinstance(value, cst.Name) else None
+
+
+def _receiver(value: cst.BaseExpression) -> str | None:
+    """`obj` of a call `obj.method(...)` of a user method (not an array's, list's or dict's)."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.Name)
+        and calls.user_method(value.func.attr.value)
+    ):
+        return value.func.value.value
+    return None
 
 
 class _MethodEffects(rewriting.Rewriter):

@@ -366,6 +366,8 @@ class CallSite:
                 "dataclasses (without __post_init__) from differentiable values is not supported; pass the values "
                 "themselves (in a tuple, a dict, a list or arrays) instead",
             )
+        if isinstance(callee, types.BuiltinMethodType) and isinstance(callee.__self__, (list, dict, set, frozenset, str, bytes, tuple)):
+            raise UnsupportedError(self.location, f"method call {self.label}", objects.METHOD_ADVICE)  # xs.add(x) of a set
         name = public_name(callee) or _describe(callee)
         raise NoRuleError(self.location, f"call of {self.label}", f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}); {advice(callee, self.label)}")
 

@@ -39,6 +39,13 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.adjoints import is_zero
 
+METHOD_ADVICE = (
+    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and append, pop, extend, "
+    "insert, remove, sort and reverse of a list the function builds itself (a display or list(...)) that is not a "
+    "parameter and that no other name, container or user function sees before them; otherwise build a new list "
+    "(ys = xs + [v], sorted(xs), xs[::-1]); an array's in-place methods (x.sort(), x.fill(v), ...) are not "
+    "differentiated: use np.sort(x)"
+)
 _books = threading.local()
 _MISSING = object()  # an attribute the write added: restoring removes it
 _ARRAY_NAMES = frozenset(dir(np.ndarray))
@@ -49,7 +56,7 @@ _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
 class _Run:
     """One run's books."""
 
-    __slots__ = ("owned", "adjoints", "carriers", "written", "final")
+    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients")
 
     def __init__(self):
         self.owned: dict = {}  # id -> an object this run owns
@@ -57,6 +64,7 @@ class _Run:
         self.carriers: set = set()  # (id, attribute) written with a differentiable value
         self.written: dict = {}  # id -> every object an attribute write changed
         self.final: list | None = None
+        self.gradients: dict = {}  # id of an argument's object -> its gradient (shared objects, cycles)
 
 
 def open_objects():
@@ -327,11 +335,19 @@ def object_gradient(argument, as_gradient):
     `__init__`) whose attributes are the gradients of the argument's, read off the books
     (`as_gradient(value, adjoint)` conforms each); attributes that are not floats, arrays,
     containers or objects get None."""
-    adjoints = _state().adjoints.get(id(argument), {})
-    gradient = object.__new__(type(argument))
-    for name, value in argument.__dict__.items():
+    state = _state()
+    if id(argument) in state.gradients:  # the same object twice (or a cycle): the same gradient
+        return state.gradients[id(argument)]
+    adjoints = state.adjoints.get(id(argument), {})
+    gradient = state.gradients[id(argument)] = object.__new__(type(argument))
+    for name, value in list(argument.__dict__.items()):
         gradient.__dict__[name] = as_gradient(value, adjoints.get(name, 0.0)) if _differentiable(value) else None
     return gradient
+
+
+def differentiable_parts(value) -> list:
+    """(label, attribute value) of a differentiated plain object's attributes that get gradients."""
+    return [(f".{name}", part) for name, part in value.__dict__.items() if _differentiable(part)]
 
 
 def _differentiable(value) -> bool:

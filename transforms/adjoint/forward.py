@@ -257,13 +257,7 @@ class Forward:
 
 _SEQUENCE_OPERATORS = {cst.Add: runtime.concatenation, cst.Multiply: runtime.repetition}
 
-_METHOD_ADVICE = (
-    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and append, pop, extend, "
-    "insert, remove, sort and reverse of a list the function builds itself (a display or list(...)) that is not a "
-    "parameter and that no other name, container or user function sees before them; otherwise build a new list "
-    "(ys = xs + [v], sorted(xs), xs[::-1]); an array's in-place methods (x.sort(), x.fill(v), ...) are not "
-    "differentiated: use np.sort(x)"
-)
+from cpsgrad.runtime.objects import METHOD_ADVICE as _METHOD_ADVICE  # noqa: E402  (shared with the call sites)
 
 
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
