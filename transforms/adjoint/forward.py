@@ -9,6 +9,7 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
+from cpsgrad.runtime.objects import METHOD_ADVICE as _METHOD_ADVICE  # shared with the call sites
 from cpsgrad.transforms import attributes, calls, effects, naming, starred, syntax, writes
 from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint.frames import Frame
@@ -257,7 +258,6 @@ class Forward:
 
 _SEQUENCE_OPERATORS = {cst.Add: runtime.concatenation, cst.Multiply: runtime.repetition}
 
-from cpsgrad.runtime.objects import METHOD_ADVICE as _METHOD_ADVICE  # noqa: E402  (shared with the call sites)
 
 
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:
