@@ -21,7 +21,6 @@ import numpy as np
 
 from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.runtime.objects import plain_class
 from cpsgrad.runtime.starred import spread
 from cpsgrad.runtime.targets import LIBRARIES, Target, constructible, is_gradient, target  # noqa: F401  (re-exported)
 from cpsgrad.transforms import exceptions, syntax
@@ -67,9 +66,18 @@ def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
         return USER
     if type(value) is types.MethodType and value.__func__ in TABLE:  # a rule on the class's function
         return USER  # (Model.energy, rv_frozen.cdf): the call site binds the instance first at run time
-    if target(value) is not None or is_gradient(value) or constructible(value) or plain_class(value) is None:
-        return USER  # a plain class: its __init__ a method (runtime/objects.py)
+    if target(value) is not None or is_gradient(value) or constructible(value) or _user_class(value):
+        return USER  # a class of the user's: its __init__ a method, or refused saying why (runtime/objects.py)
     return PRIMITIVE
+
+
+def _user_class(value) -> bool:
+    return (
+        isinstance(value, type)
+        and bool(value.__flags__ & (1 << 9))  # defined in Python
+        and (getattr(value, "__module__", "") or "").split(".", 1)[0] not in LIBRARIES
+        and not issubclass(value, BaseException)
+    )
 
 
 def receiver(callee: cst.BaseExpression) -> str | None:

@@ -220,7 +220,9 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
         return 0.0
     _check_attribute(value, name, f"attribute read .{name}")
     if name not in value.__dict__:
-        _refuse_class(value, f"{name} is not an attribute of the instance (a class attribute or a method)", f".{name}")
+        if any(name in base.__dict__ for base in type(value).__mro__):
+            return 0.0  # a class attribute: a constant (writes into a class are refused)
+        _refuse_class(value, f"{name} is computed by __getattr__", f".{name}")
     adjoints = _state().adjoints.setdefault(id(value), {})
     adjoints[name] = adjoints[name] + adjoint if name in adjoints else adjoint
     return 0.0
@@ -232,12 +234,20 @@ def set_attribute(target, name: str, value):
     return target
 
 
-def overwritten_attribute(target, name: str, active: bool):
+def overwritten_attribute(target, name: str, value, active: bool):
     """What `target.name = ...` is about to overwrite (MISSING where it adds the attribute), once the
-    write is checked: a differentiable value only into an object this run owns, of a plain class."""
+    write is checked: into an object of a plain class; a differentiable value, or an object this run
+    owns, only into an object this run owns."""
     state = _state()
     owned = id(target) in state.owned
+    if not is_plain_object(target):
+        why = "it is a dataclass or a NamedTuple: build a new one with dataclasses.replace"
+        if isinstance(target, type) or "__dataclass_fields__" not in type(target).__dict__:
+            why = plain_class(type(target)) or "it is a class, a function or a module"
+        _refuse_class(target, why, f"assignment to .{name}")
     _check_attribute(target, name, f"assignment to .{name}")
+    if not owned and not active and _reach(value, state.owned, set()) is not None:
+        active = True  # an object the run owns kept where code cpsgrad does not see could read it
     if active and name in _ARRAY_NAMES:
         _refuse_class(
             target,
@@ -247,7 +257,8 @@ def overwritten_attribute(target, name: str, active: bool):
     if active and not owned:
         raise UnsupportedError(
             None,
-            f"assignment of a differentiable value to .{name} of a {type(target).__name__} object",
+            f"assignment of a differentiable value (or an object holding one) to .{name} of a "
+            f"{type(target).__name__} object",
             "the object was not built by the differentiated function (nor is it a differentiated argument): it may be "
             "an argument that is not differentiated or be reachable from a global, where code cpsgrad does not see "
             "could read the value without its gradient; build the object in the function (a class call), or "
@@ -278,7 +289,9 @@ def unseen_attribute(value, name: str) -> None:
     """`y = value.name` read through a name the program does not differentiate: refused where
     the attribute holds a differentiable value (its gradient would be lost)."""
     state = getattr(_books, "state", None)
-    if state is not None and state.carriers and (id(value), name) in state.carriers:
+    if state is None or not state.carriers:
+        return
+    if (id(value), name) in state.carriers or (name.startswith("__") and any(i == id(value) for i, _ in state.carriers)):
         raise UnsupportedError(
             None,
             f"read of .{name} of a {type(value).__name__} object",

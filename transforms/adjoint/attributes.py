@@ -26,7 +26,8 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     version = generator.new_version(frame, variable)
     saved = generator.namer.fresh(naming.overwritten(version))
     active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
-    lines.append(f"{pad}{saved} = {syntax.code(runtime_call('overwritten_attribute', container, name, active))}")
+    saving = runtime_call("overwritten_attribute", container, name, written, active)
+    lines.append(f"{pad}{saved} = {syntax.code(saving)}")
     lines.append(f"{pad}{version} = {syntax.code(value)}")
     location = generator.normalized.location(statement)
     records.append(
@@ -95,10 +96,12 @@ def _has_rule(primitive) -> bool:
 
 
 def _library(value) -> bool:
+    """numpy's, scipy's and cpsgrad's functions, and builtins that only look at an object's type or
+    identity or print it (`type`, `isinstance`, `print`), never read its attributes as values."""
     module = getattr(value, "__module__", None) or ""
-    return module.split(".", 1)[0] in calls.LIBRARIES or module.split(".", 1)[0] in _STANDARD
+    return module.split(".", 1)[0] in calls.LIBRARIES or any(value is safe for safe in _LOOKING)
 
 
-_STANDARD = frozenset({"builtins", "math", "operator", "functools", "itertools", "logging", "warnings", "time"})
+_LOOKING = (type, id, isinstance, issubclass, hasattr, callable, repr, str, print, len, format, hash, bool)
 _HEAP = 1 << 9  # a class defined in Python
 _ARRAY_NAMES = frozenset(dir(np.ndarray))
