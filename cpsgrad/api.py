@@ -289,8 +289,7 @@ class _Runner:
         loans = runtime.open_loans()  # adjoints lent to callees (runtime.loans.lend) live one run only
         writes = runtime.open_writes()
         try:
-            for position in differentiated:  # the objects it holds may be written into (runtime/objects.py)
-                runtime_objects.own_argument(args[position])
+            runtime_objects.own_arguments(tuple(args[p] for p in differentiated))  # runtime/objects.py
             if self.debug_nans:
                 result, watch = nonfinite.run(transformed.program, args, _reset)
             else:

@@ -13,6 +13,8 @@ the object need no analysis.
 
 from __future__ import annotations
 
+import types
+
 import libcst as cst
 
 from cpsgrad.transforms import calls, rewriting, syntax, walk
@@ -76,12 +78,13 @@ def _object(normalizer, target: cst.Attribute, out: list) -> str:
 # -- after activity: methods of objects called for their effect -------------------------------
 
 
-def method_effects(normalized, active: set[str]) -> bool:
-    """`obj.method(x)` for its effect (`opt.step(g)`, `cell.update(x)`), where `obj` or an
-    argument is differentiable, becomes `t = obj.method(x)`: a call of a user method like any other
-    (its writes into `self` are the object's, runtime/objects.py), its result discarded. Whether
-    it changed (the pipeline runs activity again)."""
-    rewriter = _MethodEffects(normalized, active)
+def method_effects(normalized, active: set[str], resolver) -> bool:
+    """`obj.method(x)` for its effect (`opt.step(g)`, `cell.update(x)`), and `Class.method(obj, x)`
+    (`Base.__init__(self, w)`), where an operand is differentiable, become `t = obj.method(x)`: a
+    call of a user method like any other (its writes into `self` are the object's,
+    runtime/objects.py; its own transform refuses what would keep a value elsewhere), its result
+    discarded. Whether it changed (the pipeline runs activity again)."""
+    rewriter = _MethodEffects(normalized, active, resolver)
     definition = normalized.definition.visit(rewriter)
     if not rewriter.changed:
         return False
@@ -147,9 +150,10 @@ def _receiver(value: cst.BaseExpression) -> str | None:
 
 
 class _MethodEffects(rewriting.Rewriter):
-    def __init__(self, normalized, active: set[str]):
+    def __init__(self, normalized, active: set[str], resolver):
         super().__init__(normalized)
         self.active = active
+        self.resolver = resolver
         self.namer = Namer(names_in(normalized.definition))
         self.changed = False
 
@@ -159,14 +163,20 @@ class _MethodEffects(rewriting.Rewriter):
             return updated
         call = small.value
         callee = call.func
-        if not (
-            isinstance(callee, cst.Attribute)
-            and isinstance(callee.value, cst.Name)
-            and calls.user_method(callee.attr.value)
-        ):
+        if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
             return updated
-        names = [callee.value.value] + [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
-        if callee.value.value not in self.normalized.parameters and callee.value.value not in _locals(self.normalized):
+        names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
+        function = self.resolver.resolve(callee)
+        if function is not None:  # Class.method(obj, x): a function defined in a class
+            if not (isinstance(function, types.FunctionType) and "." in function.__qualname__):
+                return updated
+            if calls.classify(callee, self.resolver) != calls.USER:
+                return updated
+        elif not calls.user_method(callee.attr.value):
+            return updated
+        elif callee.value.value in self.normalized.parameters or callee.value.value in _locals(self.normalized):
+            names.append(callee.value.value)
+        else:
             return updated
         if not any(name in self.active for name in names):
             return updated

@@ -124,6 +124,8 @@ def object_method(callee: cst.BaseExpression, active: set[str]) -> bool:
 def user_method(name: str) -> bool:
     """A method name that is not one of numpy arrays' or lists' or a dict method with a rule
     (those of a differentiable value have rules, or are refused with the rule)."""
+    if name == "__init__":  # super().__init__(...), base.__init__(self, ...): the object's own
+        return True
     return not hasattr(np.ndarray, name) and not hasattr(list, name) and name not in CONTAINER_METHODS
 
 

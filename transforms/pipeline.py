@@ -223,7 +223,7 @@ def _front(
     )
     resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
-    if subscripts.rewrite(normalized, active, resolver) | attributes.method_effects(normalized, active):
+    if subscripts.rewrite(normalized, active, resolver) | attributes.method_effects(normalized, active, resolver):
         active = activity.active_names(normalized.definition, set(differentiated), resolver)  # np.r_[x], obj.f(x)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))

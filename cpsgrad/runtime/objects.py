@@ -191,6 +191,23 @@ def owned(value):
     return value
 
 
+def own_arguments(values: tuple) -> None:
+    """Differentiated arguments: each and every plain object it holds are owned by this run; an
+    object that two of them hold is refused (its attributes' adjoints could not be told apart)."""
+    everything: set = set()
+    for position, value in enumerate(values):
+        reached: set = set()
+        own_argument(value, reached)
+        shared = {i for i in reached & everything if i in _state().owned}
+        if shared:
+            raise UnsupportedError(
+                None,
+                f"differentiated argument {position + 1}",
+                "it holds an object another differentiated argument holds too; pass it once, or a copy",
+            )
+        everything |= reached
+
+
 def own_argument(value, seen: set | None = None) -> None:
     """A differentiated argument: it and every plain object it holds are owned by this run."""
     seen = set() if seen is None else seen
