@@ -382,7 +382,9 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.parametrize(("function", "arguments", "construct", "offset"), REFUSALS, ids=[r[0].__name__ for r in REFUSALS])
+@pytest.mark.parametrize(
+    ("function", "arguments", "construct", "offset"), REFUSALS, ids=[r[0].__name__ for r in REFUSALS]
+)
 def test_refusals_name_the_line_and_the_construct(function, arguments, construct, offset):
     with pytest.raises(UnsupportedError) as raised:
         cpsgrad.grad(function)(*arguments)

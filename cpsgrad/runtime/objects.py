@@ -308,7 +308,9 @@ def unseen_attribute(value, name: str) -> None:
     state = getattr(_books, "state", None)
     if state is None or not state.carriers:
         return
-    if (id(value), name) in state.carriers or (name.startswith("__") and any(i == id(value) for i, _ in state.carriers)):
+    if (id(value), name) in state.carriers or (
+        name.startswith("__") and any(i == id(value) for i, _ in state.carriers)
+    ):
         raise UnsupportedError(
             None,
             f"read of .{name} of a {type(value).__name__} object",

@@ -226,9 +226,18 @@ EXAMPLES = 6
 JAX_EXAMPLES = 4
 
 CASES = [
-    Case(mlp_of_layers, (arrays((3, 3)), arrays(3), arrays((3, 2)), arrays(2), arrays(3)), argnums=(0, 1, 2, 3, 4),
-         jax=jax_mlp_of_layers),
-    Case(rnn_cell, (arrays((2, 2), min_value=-0.5, max_value=0.5), arrays(2), arrays((3, 2))), argnums=(0, 1, 2), jax=jax_rnn_cell),
+    Case(
+        mlp_of_layers,
+        (arrays((3, 3)), arrays(3), arrays((3, 2)), arrays(2), arrays(3)),
+        argnums=(0, 1, 2, 3, 4),
+        jax=jax_mlp_of_layers,
+    ),
+    Case(
+        rnn_cell,
+        (arrays((2, 2), min_value=-0.5, max_value=0.5), arrays(2), arrays((3, 2))),
+        argnums=(0, 1, 2),
+        jax=jax_rnn_cell,
+    ),
     Case(accumulates, (floats(-2.0, 2.0), ints(0, 4)), jax=jax_accumulates),
     Case(made_in_a_helper, (floats(-2.0, 2.0, exclude_near=(0.0,)),), jax=jax_made_in_a_helper),
     Case(two_names, (arrays(3),), jax=jax_two_names),
