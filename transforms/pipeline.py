@@ -19,7 +19,6 @@ from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import (
     activity,
     aliasing,
-    attributes,
     calls,
     cps,
     emit,
@@ -28,9 +27,9 @@ from cpsgrad.transforms import (
     naming,
     normalize,
     persisted,
+    settling,
     source,
     starred,
-    subscripts,
     syntax,
 )
 from cpsgrad.transforms.adjoint import Generator
@@ -223,8 +222,8 @@ def _front(
     )
     resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
-    if subscripts.rewrite(normalized, active, resolver) | attributes.method_effects(normalized, active, resolver):
-        active = activity.active_names(normalized.definition, set(differentiated), resolver)  # np.r_[x], obj.f(x)
+    recompute = lambda: activity.active_names(normalized.definition, set(differentiated), resolver)  # noqa: E731
+    active = settling.settle(normalized, active, resolver, recompute)  # np.r_[x], obj[v], obj.f(x): rewritten
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))
     numbers, sequences = kinds.number_variables(normalized.definition, parameter_kinds, resolver)
