@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cpsgrad
-from cpsgrad.errors import ArgumentError, UnsupportedError
+from cpsgrad.errors import ArgumentError, NoRuleError, UnsupportedError
 from cpsgrad.testing import check_grad
 
 RNG = np.random.default_rng(7)
@@ -113,6 +113,18 @@ def overwritten(x):
     holder.w = 5.0  # a constant: the reads after it get no gradient through the old value
     holder.w += x * x
     return before * 2.0 + holder.w * x
+
+
+def augmented_numbers(x):
+    holder = Base(x)
+    holder.w += x
+    holder.w *= x
+    holder.w **= 2
+    return holder.w
+
+
+def test_augmented_writes_of_numbers():
+    assert cpsgrad.grad(augmented_numbers)(0.5) == pytest.approx(16.0 * 0.5**3, rel=1e-12)
 
 
 def test_the_overwritten_value_gets_only_the_reads_before_the_write():
@@ -364,6 +376,19 @@ def scale_total(counter, x):
     counter.total = counter.total + x
 
 
+def augmented_array(x):
+    holder = Base(x * 1.0)
+    kept = holder.w
+    holder.w += x  # Python adds into the array kept holds too
+    return np.sum(kept * holder.w)
+
+
+def through_dict(x):
+    holder = Base(x)
+    attributes = holder.__dict__
+    return attributes["w"] * x
+
+
 def loop_target(x):
     holder = Config()
     for holder.value in (x, 2.0 * x):
@@ -379,6 +404,7 @@ REFUSALS = [
     (dataclass_write, (0.5,), "assignment to .w of a Affine object", 2),
     (plain_call, (0.5,), "call of counted_elsewhere", 4),
     (loop_target, (0.5,), "loop target that is an attribute", 2),
+    (augmented_array, (np.ones(2),), "augmented assignment to .w holding a ndarray", 3),
 ]
 
 
@@ -391,6 +417,12 @@ def test_refusals_name_the_line_and_the_construct(function, arguments, construct
     assert raised.value.construct.startswith(construct)
     assert raised.value.location.line == inspect.getsourcelines(function)[1] + offset
     assert raised.value.location.filename == __file__
+
+
+def test_an_objects_dict_is_refused():
+    with pytest.raises(NoRuleError, match=r"\.__dict__") as raised:
+        cpsgrad.grad(through_dict)(0.5)
+    assert raised.value.location.line == inspect.getsourcelines(through_dict)[1] + 2
 
 
 def test_a_write_into_an_argument_that_is_not_differentiated_is_refused():

@@ -45,14 +45,16 @@ def augmented(normalizer, node: cst.AugAssign, operator: cst.BaseBinaryOp, out: 
     current = normalizer.temporary_value(cst.Attribute(cst.Name(name), target.attr), out, node)
     operand = normalizer.atom(node.value, out)
     updated = normalizer.temporary_value(cst.BinaryOperation(current, operator, operand), out, node)
-    _emit(normalizer, name, target.attr.value, updated, out, node)
+    _emit(normalizer, name, target.attr.value, updated, out, node, augmented=True)
 
 
-def _emit(normalizer, name: str, attribute: str, value, out: list, origin) -> None:
-    call = cst.Call(
-        cst.Attribute(cst.Name(RUNTIME), cst.Name("set_attribute")),
-        [cst.Arg(cst.Name(name)), cst.Arg(cst.SimpleString(repr(attribute))), cst.Arg(value)],
-    )
+def _emit(normalizer, name: str, attribute: str, value, out: list, origin, augmented: bool = False) -> None:
+    """`obj = set_attribute(obj, 'attr', v)`; an augmented one says so (`..., True)`: Python would
+    have changed a list or an array the attribute holds in place, which is refused when it runs)."""
+    arguments = [cst.Arg(cst.Name(name)), cst.Arg(cst.SimpleString(repr(attribute))), cst.Arg(value)]
+    if augmented:
+        arguments.append(cst.Arg(cst.Name("True")))
+    call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("set_attribute")), arguments)
     normalizer.emit(out, syntax.assign(name, call), origin)
 
 

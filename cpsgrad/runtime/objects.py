@@ -48,6 +48,7 @@ METHOD_ADVICE = (
 )
 _books = threading.local()
 _MISSING = object()  # an attribute the write added: restoring removes it
+_IN_PLACE = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__imatmul__", "__ipow__", "__ior__", "__iand__")
 _ARRAY_NAMES = frozenset(dir(np.ndarray))
 _HEAP = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
 _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
@@ -245,13 +246,14 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
     return 0.0
 
 
-def set_attribute(target, name: str, value):
-    """`target.name = value`, then `target` (the same object)."""
+def set_attribute(target, name: str, value, augmented: bool = False):
+    """`target.name = value`, then `target` (the same object); `augmented` for `target.name op= v`,
+    whose value `overwritten_attribute` checked."""
     setattr(target, name, value)
     return target
 
 
-def overwritten_attribute(target, name: str, value, active: bool):
+def overwritten_attribute(target, name: str, value, active: bool, augmented: bool = False):
     """What `target.name = ...` is about to overwrite (MISSING where it adds the attribute), once the
     write is checked: into an object of a plain class; a differentiable value, or an object this run
     owns, only into an object this run owns."""
@@ -263,6 +265,14 @@ def overwritten_attribute(target, name: str, value, active: bool):
             why = plain_class(type(target)) or "it is a class, a function or a module"
         _refuse_class(target, why, f"assignment to .{name}")
     _check_attribute(target, name, f"assignment to .{name}")
+    if augmented and any(hasattr(type(target.__dict__.get(name)), method) for method in _IN_PLACE):
+        old = type(target.__dict__.get(name)).__name__
+        raise UnsupportedError(
+            None,
+            f"augmented assignment to .{name} holding a {old}",
+            f"Python changes the {old} in place (every name holding it sees the change); write "
+            f"obj.{name} = obj.{name} + value (a new value), or copy it first",
+        )
     if not owned and not active and _reach(value, state.owned, set()) is not None:
         active = True  # an object the run owns kept where code cpsgrad does not see could read it
     if active and name in _ARRAY_NAMES:
@@ -306,6 +316,8 @@ def unseen_attribute(value, name: str) -> None:
     """`y = value.name` read through a name the program does not differentiate: refused where
     the attribute holds a differentiable value (its gradient would be lost)."""
     state = getattr(_books, "state", None)
+    if state is not None and name == "__dict__" and id(value) in state.owned:
+        _refuse_class(value, "its __dict__ would change its attributes behind cpsgrad's back", ".__dict__")
     if state is None or not state.carriers:
         return
     if (id(value), name) in state.carriers or (

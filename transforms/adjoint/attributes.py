@@ -17,7 +17,8 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     """`obj_1 = set_attribute(obj, 'w', v)`: what the attribute held saved first (a write of a
     differentiable value checked there), then the write; its record restores it."""
     first = len(lines)
-    container, name, written = (a.value for a in value.args)
+    container, name, written = (a.value for a in value.args[:3])
+    augmented = len(value.args) > 3  # obj.attr op= v
     adjoints = {}
     for atom in (container, written):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
@@ -26,7 +27,7 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     version = generator.new_version(frame, variable)
     saved = generator.namer.fresh(naming.overwritten(version))
     active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
-    saving = runtime_call("overwritten_attribute", container, name, written, active)
+    saving = runtime_call("overwritten_attribute", container, name, written, active, *[cst.Name("True")] * augmented)
     lines.append(f"{pad}{saved} = {syntax.code(saving)}")
     lines.append(f"{pad}{version} = {syntax.code(value)}")
     location = generator.normalized.location(statement)
@@ -60,11 +61,16 @@ def backward(generator, record: AttributeWrite, defined: dict[str, str], pad: st
         generator.accumulate(source, output, defined, pad, lines)
 
 
-def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str]) -> cst.BaseExpression:
+def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None) -> cst.BaseExpression:
     """An inactive statement's value, with the checks that keep objects' gradients from being lost
     (runtime/objects.py): after-the-fact reads of an attribute through a name no gradient reaches,
     and plain calls handed an object the run owns, are refused when they happen; a plain class
-    called with no differentiable value makes an object the run owns (`owned(C(...))`)."""
+    called with no differentiable value makes an object the run owns (`owned(C(...))`). An active
+    statement (`record`) is checked only where it reads an object's `__dict__`."""
+    if record is not None:
+        if isinstance(value, cst.Attribute) and value.attr.value == "__dict__" and isinstance(value.value, cst.Name):
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
+        return value
     if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
         if value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None:
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r})")
