@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -51,6 +52,7 @@ _MISSING = object()  # an attribute the write added: restoring removes it
 _IN_PLACE = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__imatmul__", "__ipow__", "__ior__", "__iand__")
 _ARRAY_NAMES = frozenset(dir(np.ndarray))
 _HEAP = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+_LEAVES = frozenset({float, int, bool, np.ndarray, np.float64, np.float32, str, type(None)})
 _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
 
 
@@ -103,7 +105,24 @@ def _state() -> _Run:
 
 
 def plain_class(kind) -> str | None:
-    """Why instances of `kind` cannot hold differentiable attributes, or None for a plain class."""
+    """Why instances of `kind` cannot hold differentiable attributes, or None for a plain class
+    (kept per class; a class changed after its first use keeps its first verdict)."""
+    try:
+        return _PLAIN[kind]
+    except (KeyError, TypeError):
+        pass
+    why = _plain_class(kind)
+    try:
+        _PLAIN[kind] = why
+    except TypeError:  # not weakly referenceable
+        pass
+    return why
+
+
+_PLAIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _plain_class(kind) -> str | None:
     if not isinstance(kind, type) or type(kind).__call__ is not type.__call__:
         return "its metaclass defines how it is called"
     if (getattr(kind, "__module__", None) or "").split(".", 1)[0] in _LIBRARIES:
@@ -211,6 +230,8 @@ def own_arguments(values: tuple) -> None:
 
 def own_argument(value, seen: set | None = None) -> None:
     """A differentiated argument: it and every plain object it holds are owned by this run."""
+    if type(value) in _LEAVES:
+        return
     seen = set() if seen is None else seen
     if id(value) in seen:
         return
@@ -360,8 +381,8 @@ def _reach(value, owned: dict, seen: set):
         parts = value
     elif isinstance(value, dict):
         parts = value.values()
-    elif is_plain_object(value):
-        parts = value.__dict__.values()
+    elif is_plain_object(value) or hasattr(type(value), "__dataclass_fields__"):
+        parts = list(vars(value).values()) if hasattr(value, "__dict__") else []
     else:
         return None
     for part in parts:
