@@ -59,7 +59,7 @@ _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
 class _Run:
     """One run's books."""
 
-    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients")
+    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients", "kept")
 
     def __init__(self):
         self.owned: dict = {}  # id -> an object this run owns
@@ -67,6 +67,7 @@ class _Run:
         self.carriers: set = set()  # (id, attribute) written with a differentiable value
         self.written: dict = {}  # id -> every object an attribute write changed
         self.final: list | None = None
+        self.kept: list = []  # the objects whose attributes' adjoints the books hold
         self.gradients: dict = {}  # id of an argument's object -> its gradient (shared objects, cycles)
 
 
@@ -262,7 +263,11 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
         if any(name in base.__dict__ for base in type(value).__mro__):
             return 0.0  # a class attribute: a constant (writes into a class are refused)
         _refuse_class(value, f"{name} is computed by __getattr__", f".{name}")
-    adjoints = _state().adjoints.setdefault(id(value), {})
+    state = _state()
+    adjoints = state.adjoints.get(id(value))
+    if adjoints is None:
+        adjoints = state.adjoints[id(value)] = {}
+        state.kept.append(value)  # alive for the run: its id stays its own
     adjoints[name] = adjoints[name] + adjoint if name in adjoints else adjoint
     return 0.0
 
