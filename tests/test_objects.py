@@ -447,3 +447,20 @@ def weight_of(s):
 def test_an_object_of_a_class_that_is_not_plain_is_not_a_differentiated_argument():
     with pytest.raises(ArgumentError, match="it is Slotted"):
         cpsgrad.grad(weight_of)(Slotted(1.0))
+
+
+def read_in_an_inactive_branch(x, flag):
+    counters = [Counter()]
+    first = counters[0]
+    _ = scale_total(first, x)
+    y = 0.0
+    if flag:  # an if of inactive names only, kept as Python's if: its reads are checked too
+        y = counters[0].total
+    return x + y
+
+
+def test_a_read_behind_the_gradients_back_in_an_inactive_branch_is_refused():
+    assert cpsgrad.grad(read_in_an_inactive_branch)(0.5, False) == 1.0
+    with pytest.raises(UnsupportedError, match=r"read of \.total of a Counter object") as raised:
+        cpsgrad.grad(read_in_an_inactive_branch)(0.5, True)
+    assert raised.value.location.line == inspect.getsourcelines(read_in_an_inactive_branch)[1] + 5
