@@ -464,3 +464,18 @@ def test_a_read_behind_the_gradients_back_in_an_inactive_branch_is_refused():
     with pytest.raises(UnsupportedError, match=r"read of \.total of a Counter object") as raised:
         cpsgrad.grad(read_in_an_inactive_branch)(0.5, True)
     assert raised.value.location.line == inspect.getsourcelines(read_in_an_inactive_branch)[1] + 5
+
+
+def read_by_a_closure(x):
+    counters = [Counter()]
+    first = counters[0]
+    _ = scale_total(first, x)
+    counter = counters[0]
+    total = lambda: counter.total  # noqa: E731
+    return x + total()
+
+
+def test_a_closure_holding_an_owned_object_called_as_plain_python_is_refused():
+    with pytest.raises(UnsupportedError, match="call of total: it receives a Counter object") as raised:
+        cpsgrad.grad(read_by_a_closure)(0.5)
+    assert raised.value.location.line == inspect.getsourcelines(read_by_a_closure)[1] + 6

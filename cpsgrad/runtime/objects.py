@@ -31,6 +31,7 @@ Soundness needs every read of a differentiable attribute to be one the program r
 
 from __future__ import annotations
 
+import functools
 import threading
 import types
 import weakref
@@ -388,6 +389,13 @@ def _reach(value, owned: dict, seen: set):
         parts = value.values()
     elif is_plain_object(value) or hasattr(type(value), "__dataclass_fields__"):
         parts = list(vars(value).values()) if hasattr(value, "__dict__") else []
+    elif isinstance(value, types.FunctionType):  # a closure: what it captured, its defaults
+        parts = [c.cell_contents for c in value.__closure__ or () if _filled(c)] + list(value.__defaults__ or ())
+        parts += list((value.__kwdefaults__ or {}).values())
+    elif isinstance(value, types.MethodType):
+        parts = [value.__self__, value.__func__]
+    elif isinstance(value, functools.partial):
+        parts = [value.func, *value.args, *value.keywords.values()]
     else:
         return None
     for part in parts:
@@ -395,6 +403,14 @@ def _reach(value, owned: dict, seen: set):
         if found is not None:
             return found
     return None
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 # -- gradients of differentiated arguments -----------------------------------------------------

@@ -84,8 +84,8 @@ def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], r
     root = value.func
     while isinstance(root, cst.Attribute):
         root = root.value
-    if isinstance(root, cst.Name) and root is not value.func and generator.resolver.resolve(root) is None:
-        names.append(root)
+    if isinstance(root, cst.Name) and generator.resolver.resolve(root) is None:
+        names.append(root)  # the receiver of a method, or a function value (a closure may hold objects)
     if names:
         listed = ", ".join(syntax.code(n) for n in names) + ("," if len(names) == 1 else "")
         lines.append(f"{pad}{RUNTIME}.unseen_objects(({listed}), {syntax.code(value.func)!r})")
