@@ -479,3 +479,37 @@ def test_a_closure_holding_an_owned_object_called_as_plain_python_is_refused():
     with pytest.raises(UnsupportedError, match="call of total: it receives a Counter object") as raised:
         cpsgrad.grad(read_by_a_closure)(0.5)
     assert raised.value.location.line == inspect.getsourcelines(read_by_a_closure)[1] + 6
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def combine(self, u, v):
+        return self.a * u + self.b * v
+
+
+def used_twice(x):
+    pair = Pair(x, x)  # one value in two attributes
+    _ = pair.combine(x, x)  # a result discarded
+    other = pair
+    return pair.combine(x, x) * other.combine(1.0, x)
+
+
+def test_a_value_in_two_attributes_and_an_argument_passed_twice():
+    check_grad(used_twice, 0.6)
+    x = 0.6
+    assert cpsgrad.grad(used_twice)(x) == pytest.approx(2.0 * 2.0 * x * (x + x * x) + 2.0 * x * x * (1.0 + 2.0 * x))
+
+
+def object_and_its_array(model, w):
+    return np.sum(model.w * w) + np.sum(model.w)
+
+
+def test_an_object_and_its_attributes_array_as_two_differentiated_arguments():
+    w = RNG.normal(size=3)
+    model = Base(w)
+    gradient_model, gradient_w = cpsgrad.grad(object_and_its_array, argnums=(0, 1))(model, w)
+    np.testing.assert_allclose(gradient_model.w, w + 1.0, rtol=1e-12)
+    np.testing.assert_allclose(gradient_w, w, rtol=1e-12)
