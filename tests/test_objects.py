@@ -355,14 +355,24 @@ def dataclass_write(x):
 
 
 def counted_elsewhere(counter):
-    return counter.total
+    return counter[0].total if isinstance(counter, list) else counter.total
 
 
 def plain_call(x):
     counter = Counter()
-    counter.total = counter.total + x
+    _ = scale_total(counter, x)  # a differentiable value written into it, through the helper's name
+    return counted_elsewhere([counter]) * x  # plain Python (no differentiable argument) handed it
+
+
+def same(value):
+    return value
+
+
+def exposed(x):
     fresh = Counter()
-    return counted_elsewhere(fresh) * x  # plain Python (no differentiable argument) handed an owned object
+    other = same(fresh)  # plain Python (no differentiable argument) could keep it
+    other.total = x
+    return other.total
 
 
 def reached_behind(x):
@@ -402,8 +412,9 @@ REFUSALS = [
     (slotted, (0.5,), "call of the class", 1),
     (property_write, (0.5,), "assignment to .w of a WithProperty object", 2),
     (dataclass_write, (0.5,), "assignment to .w of a Affine object", 2),
-    (plain_call, (0.5,), "call of counted_elsewhere", 4),
+    (plain_call, (0.5,), "call of counted_elsewhere", 3),
     (loop_target, (0.5,), "loop target that is an attribute", 2),
+    (exposed, (0.5,), "assignment of a differentiable value to .total of a Counter object", 3),
     (augmented_array, (np.ones(2),), "augmented assignment to .w holding a ndarray", 3),
 ]
 

@@ -60,7 +60,7 @@ _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
 class _Run:
     """One run's books."""
 
-    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients", "kept")
+    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed")
 
     def __init__(self):
         self.owned: dict = {}  # id -> an object this run owns
@@ -69,6 +69,8 @@ class _Run:
         self.written: dict = {}  # id -> every object an attribute write changed
         self.final: list | None = None
         self.kept: list = []  # the objects whose attributes' adjoints the books hold
+        self.arguments: set = set()  # ids of the objects differentiated arguments hold
+        self.exposed: dict = {}  # id -> the plain call an owned object was handed to (no writes of gradients after)
         self.gradients: dict = {}  # id of an argument's object -> its gradient (shared objects, cycles)
 
 
@@ -239,7 +241,9 @@ def own_argument(value, seen: set | None = None) -> None:
         return
     seen.add(id(value))
     if is_plain_object(value):
-        _state().owned[id(value)] = value
+        state = _state()
+        state.owned[id(value)] = value
+        state.arguments.add(id(value))
         parts = value.__dict__.values()
     elif isinstance(value, (list, tuple)):
         parts = value
@@ -308,6 +312,14 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
             f"{name} is the name of a numpy array attribute, which cpsgrad takes for the array's",
             f"assignment to .{name}",
         )
+    if active and owned and id(target) in state.exposed:
+        raise UnsupportedError(
+            None,
+            f"assignment of a differentiable value to .{name} of a {type(target).__name__} object",
+            f"the object was handed to {state.exposed[id(target)]}, which ran as plain Python and could have kept "
+            "it where a later read would not see the gradient; write the differentiable value before that call, "
+            "or pass that call a differentiable value too (it is then differentiated)",
+        )
     if active and not owned:
         raise UnsupportedError(
             None,
@@ -361,11 +373,19 @@ def unseen_attribute(value, name: str) -> None:
 
 def unseen_objects(values: tuple, label: str) -> None:
     """An untransformed call (no rule, no differentiable argument) handed `values`: refused where
-    one holds (or is) an object this run owns, which that code could read or keep."""
+    one holds (or is) an object this run owns that holds a differentiable value (an attribute
+    written with one, or a differentiated argument's), which that code would read or change
+    without the gradient; any other owned object it reaches is exposed from here: that code could
+    keep it, so no differentiable value may be written into it later (`overwritten_attribute`)."""
     state = getattr(_books, "state", None)
     if state is None or not state.owned:
         return
-    found = _reach(values, state.owned, set())
+    reached: list = []
+    _collect(values, state.owned, set(), reached)
+    carrying = {i for i, _ in state.carriers} | state.arguments
+    found = next((value for value in reached if id(value) in carrying), None)
+    for value in reached:
+        state.exposed.setdefault(id(value), label)
     if found is not None:
         raise UnsupportedError(
             None,
@@ -377,32 +397,39 @@ def unseen_objects(values: tuple, label: str) -> None:
         )
 
 
-def _reach(value, owned: dict, seen: set):
+def _collect(value, owned: dict, seen: set, found: list) -> None:
+    """Every object of `owned` reachable from `value` (through containers, objects, closures)."""
     if id(value) in seen:
-        return None
+        return
     seen.add(id(value))
     if id(value) in owned:
-        return value
+        found.append(value)
+    for part in _parts(value):
+        _collect(part, owned, seen, found)
+
+
+def _parts(value) -> list:
     if isinstance(value, (list, tuple)):
-        parts = value
-    elif isinstance(value, dict):
-        parts = value.values()
-    elif is_plain_object(value) or hasattr(type(value), "__dataclass_fields__"):
-        parts = list(vars(value).values()) if hasattr(value, "__dict__") else []
-    elif isinstance(value, types.FunctionType):  # a closure: what it captured, its defaults
+        return list(value)
+    if isinstance(value, dict):
+        return list(value.values())
+    if is_plain_object(value) or hasattr(type(value), "__dataclass_fields__"):
+        return list(vars(value).values()) if hasattr(value, "__dict__") else []
+    if isinstance(value, types.FunctionType):  # a closure: what it captured, its defaults
         parts = [c.cell_contents for c in value.__closure__ or () if _filled(c)] + list(value.__defaults__ or ())
-        parts += list((value.__kwdefaults__ or {}).values())
-    elif isinstance(value, types.MethodType):
-        parts = [value.__self__, value.__func__]
-    elif isinstance(value, functools.partial):
-        parts = [value.func, *value.args, *value.keywords.values()]
-    else:
-        return None
-    for part in parts:
-        found = _reach(part, owned, seen)
-        if found is not None:
-            return found
-    return None
+        return parts + list((value.__kwdefaults__ or {}).values())
+    if isinstance(value, types.MethodType):
+        return [value.__self__, value.__func__]
+    if isinstance(value, functools.partial):
+        return [value.func, *value.args, *value.keywords.values()]
+    return []
+
+
+def _reach(value, owned: dict, seen: set):
+    """The first object of `owned` reachable from `value`, or None."""
+    found: list = []
+    _collect(value, owned, seen, found)
+    return found[0] if found else None
 
 
 def _filled(cell) -> bool:
