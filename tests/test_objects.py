@@ -524,3 +524,30 @@ def test_an_object_and_its_attributes_array_as_two_differentiated_arguments():
     gradient_model, gradient_w = cpsgrad.grad(object_and_its_array, argnums=(0, 1))(model, w)
     np.testing.assert_allclose(gradient_model.w, w + 1.0, rtol=1e-12)
     np.testing.assert_allclose(gradient_w, w, rtol=1e-12)
+
+
+class Scaled:
+    factor = 3.0  # a class attribute: a constant
+
+    def __init__(self, w):
+        self.w = w
+
+    def __getattr__(self, name):
+        return self.w * 2.0
+
+
+def class_attribute(x):
+    s = Scaled(x)
+    return s.w * s.factor
+
+
+def computed_attribute(x):
+    s = Scaled(x)
+    return s.other * x
+
+
+def test_a_class_attribute_is_a_constant_and_one_computed_by_getattr_is_refused():
+    assert cpsgrad.grad(class_attribute)(0.5) == 3.0
+    with pytest.raises(UnsupportedError, match="other is computed by __getattr__") as raised:
+        cpsgrad.grad(computed_attribute)(0.5)
+    assert raised.value.location.line == inspect.getsourcelines(computed_attribute)[1] + 2
