@@ -25,6 +25,7 @@ from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import device as runtime_device
+from cpsgrad.runtime import object_gradients
 from cpsgrad.runtime import objects as runtime_objects
 from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.runtime.broadcasting import refuse_complex
@@ -129,7 +130,7 @@ def _parts(value) -> list | None:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [(f".{field.name}", getattr(value, field.name)) for field in dataclasses.fields(value)]
     if runtime_objects.is_plain_object(value):  # an object of a plain class: its float attributes
-        return runtime_objects.differentiable_parts(value)
+        return object_gradients.differentiable_parts(value)
     return None
 
 
@@ -203,7 +204,7 @@ def _as_gradient(argument, adjoint):
             return type(argument)._make(values)
         return tuple(values) if isinstance(argument, tuple) else values
     if runtime_objects.is_plain_object(argument):  # a new object of its class, adjoints read off the run's books
-        return runtime_objects.object_gradient(argument, _as_gradient)
+        return object_gradients.object_gradient(argument, _as_gradient)
     if dataclasses.is_dataclass(argument) and not isinstance(argument, type):
         found = adjoint if isinstance(adjoint, dict) else {}
         gradient = copy.copy(argument)

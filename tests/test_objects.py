@@ -551,3 +551,42 @@ def test_a_class_attribute_is_a_constant_and_one_computed_by_getattr_is_refused(
     with pytest.raises(UnsupportedError, match="other is computed by __getattr__") as raised:
         cpsgrad.grad(computed_attribute)(0.5)
     assert raised.value.location.line == inspect.getsourcelines(computed_attribute)[1] + 2
+
+
+class Vector:
+    def __init__(self, w):
+        self.w = w
+
+    def __add__(self, other):  # Python would run it as plain code on the attributes
+        return Vector(self.w + other.w)
+
+
+def operator_class(x):
+    return (Vector(x) + Vector(2.0 * x)).w
+
+
+class Managed:
+    def __init__(self, w):
+        self.w = w
+
+    def __enter__(self):
+        return self.w
+
+    def __exit__(self, *error):
+        return False
+
+
+def manager_holding_a_gradient(x):
+    managed = Managed(x)
+    with managed as w:
+        y = w * x
+    return y
+
+
+def test_classes_computing_values_implicitly_and_managers_holding_gradients_are_refused():
+    with pytest.raises(UnsupportedError, match="it defines __add__") as raised:
+        cpsgrad.grad(operator_class)(0.5)
+    assert raised.value.location.line == inspect.getsourcelines(operator_class)[1] + 1
+    with pytest.raises(NoRuleError, match="exit_of") as raised:  # a differentiable manager: no rule
+        cpsgrad.grad(manager_holding_a_gradient)(0.5)
+    assert raised.value.location.line == inspect.getsourcelines(manager_holding_a_gradient)[1] + 2

@@ -142,7 +142,35 @@ def _plain_class(kind) -> str | None:
         return "it defines __setattr__ or __getattribute__"
     if kind.__delattr__ is not object.__delattr__:
         return "it defines __delattr__"
+    for base in kind.__mro__[:-1]:
+        defined = next((name for name in _CONVERSIONS if name in base.__dict__), None)
+        if defined is not None:  # Python would run it as plain code on the object's attributes
+            return f"it defines {defined}"
     return None
+
+
+# methods Python calls implicitly that compute a value from the attributes (as plain code, whose
+# result's gradient would not reach them): `a + b`, `float(obj)`, `for v in obj`, `np.sum(obj)`
+_CONVERSIONS = (
+    *(f"__{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "divmod")),
+    *(f"__r{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "divmod")),
+    *(f"__i{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul")),
+    "__neg__",
+    "__pos__",
+    "__abs__",
+    "__float__",
+    "__complex__",
+    "__round__",
+    "__trunc__",
+    "__floor__",
+    "__ceil__",
+    "__iter__",
+    "__reversed__",
+    "__next__",
+    "__array__",
+    "__array_ufunc__",
+    "__array_function__",
+)
 
 
 def _descriptor(kind: type, name: str):
@@ -438,38 +466,3 @@ def _filled(cell) -> bool:
     except ValueError:  # an empty cell
         return False
     return True
-
-
-# -- gradients of differentiated arguments -----------------------------------------------------
-
-
-def object_gradient(argument, as_gradient):
-    """The gradient of a plain object argument: a new object of its class (made without calling
-    `__init__`) whose attributes are the gradients of the argument's, read off the books
-    (`as_gradient(value, adjoint)` conforms each); attributes that are not floats, arrays,
-    containers or objects get None."""
-    state = _state()
-    if id(argument) in state.gradients:  # the same object twice (or a cycle): the same gradient
-        return state.gradients[id(argument)]
-    adjoints = state.adjoints.get(id(argument), {})
-    gradient = state.gradients[id(argument)] = object.__new__(type(argument))
-    for name, value in list(argument.__dict__.items()):
-        gradient.__dict__[name] = as_gradient(value, adjoints.get(name, 0.0)) if _differentiable(value) else None
-    return gradient
-
-
-def differentiable_parts(value) -> list:
-    """(label, attribute value) of a differentiated plain object's attributes that get gradients."""
-    return [(f".{name}", part) for name, part in value.__dict__.items() if _differentiable(part)]
-
-
-def _differentiable(value) -> bool:
-    if isinstance(value, bool) or isinstance(value, (int, str, bytes)) or value is None:
-        return False
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind == "f"
-    return (
-        isinstance(value, (float, np.floating, list, tuple, dict))
-        or is_plain_object(value)
-        or hasattr(type(value), "__dataclass_fields__")
-    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
+from cpsgrad import runtime
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import calls, naming, syntax
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
@@ -105,7 +106,12 @@ def _library(value) -> bool:
     """numpy's, scipy's and cpsgrad's functions, and builtins that only look at an object's type or
     identity or print it (`type`, `isinstance`, `print`), never read its attributes as values."""
     module = getattr(value, "__module__", None) or ""
+    if any(value is runs for runs in _RUNS_METHODS):  # a with's __enter__ and __exit__: the object's code
+        return False
     return module.split(".", 1)[0] in calls.LIBRARIES or any(value is safe for safe in _LOOKING)
+
+
+_RUNS_METHODS = (runtime.enter, runtime.exit_of, runtime.exit_with)
 
 
 _LOOKING = (type, id, isinstance, issubclass, hasattr, callable, repr, str, print, len, format, hash, bool)
