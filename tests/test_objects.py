@@ -5,6 +5,7 @@ objects, the values and the objects' final states against Python's, and every re
 location. The corpus cases are in tests/corpus/object_programs.py."""
 
 import dataclasses
+import functools
 import inspect
 
 import numpy as np
@@ -590,3 +591,14 @@ def test_classes_computing_values_implicitly_and_managers_holding_gradients_are_
     with pytest.raises(NoRuleError, match="exit_of") as raised:  # a differentiable manager: no rule
         cpsgrad.grad(manager_holding_a_gradient)(0.5)
     assert raised.value.location.line == inspect.getsourcelines(manager_holding_a_gradient)[1] + 2
+
+
+def through_a_partial(model, x):
+    forward = functools.partial(model.forward)  # a partial of a bound method: its instance is not differentiated
+    return forward(x)
+
+
+def test_a_differentiated_objects_attribute_read_where_no_gradient_reaches_is_refused():
+    model = Model([Layer(np.eye(3), np.zeros(3))])
+    with pytest.raises(UnsupportedError, match=r"read of \.layers of a Model object"):
+        cpsgrad.grad(through_a_partial)(model, np.ones(3))

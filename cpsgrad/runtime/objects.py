@@ -385,10 +385,12 @@ def unseen_attribute(value, name: str) -> None:
     state = getattr(_books, "state", None)
     if state is not None and name == "__dict__" and id(value) in state.owned:
         _refuse_class(value, "its __dict__ would change its attributes behind cpsgrad's back", ".__dict__")
-    if state is None or not state.carriers:
+    if state is None or not (state.carriers or state.arguments):
         return
-    if (id(value), name) in state.carriers or (
-        name.startswith("__") and any(i == id(value) for i, _ in state.carriers)
+    if (
+        (id(value), name) in state.carriers
+        or (id(value) in state.arguments and name in value.__dict__)  # a differentiated argument's attribute
+        or (name.startswith("__") and any(i == id(value) for i, _ in state.carriers))
     ):
         raise UnsupportedError(
             None,
