@@ -25,6 +25,8 @@ from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.table import device_of
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import device as runtime_device
+from cpsgrad.runtime import object_gradients
+from cpsgrad.runtime import objects as runtime_objects
 from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.runtime.broadcasting import real_part
 from cpsgrad.runtime.writes import check_unshared
@@ -127,6 +129,8 @@ def _parts(value) -> list | None:
         return [(f"[{position}]", part) for position, part in enumerate(value)]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [(f".{field.name}", getattr(value, field.name)) for field in dataclasses.fields(value)]
+    if runtime_objects.is_plain_object(value):  # an object of a plain class: its float attributes
+        return object_gradients.differentiable_parts(value)
     return None
 
 
@@ -200,6 +204,8 @@ def _as_gradient(argument, adjoint):
         if isinstance(argument, tuple) and hasattr(type(argument), "_fields"):
             return type(argument)._make(values)
         return tuple(values) if isinstance(argument, tuple) else values
+    if runtime_objects.is_plain_object(argument):  # a new object of its class, adjoints read off the run's books
+        return object_gradients.object_gradient(argument, _as_gradient)
     if dataclasses.is_dataclass(argument) and not isinstance(argument, type):
         found = adjoint if isinstance(adjoint, dict) else {}
         gradient = copy.copy(argument)
@@ -226,6 +232,10 @@ def _unshared(gradient, seen: set[int]):
         parts = [_unshared(part, seen) for part in gradient]
         if any(a is not b for a, b in zip(parts, gradient, strict=True)):
             gradient = type(gradient)._make(parts) if hasattr(type(gradient), "_fields") else tuple(parts)
+    elif runtime_objects.is_plain_object(gradient) and id(gradient) not in seen:
+        seen.add(id(gradient))
+        for name, part in list(gradient.__dict__.items()):
+            gradient.__dict__[name] = _unshared(part, seen)
     elif dataclasses.is_dataclass(gradient) and not isinstance(gradient, type):
         for field in dataclasses.fields(gradient):
             object.__setattr__(gradient, field.name, _unshared(getattr(gradient, field.name), seen))
@@ -281,10 +291,12 @@ class _Runner:
         loans = runtime.open_loans()  # adjoints lent to callees (runtime.loans.lend) live one run only
         writes = runtime.open_writes()
         try:
+            runtime_objects.own_arguments(tuple(args[p] for p in differentiated))  # runtime/objects.py
             if self.debug_nans:
                 result, watch = nonfinite.run(transformed.program, args, _reset)
             else:
                 result = transformed.program(*args, _reset)
+            gradients = starred.picked(_gradients(args, differentiated, result[1:]), self.picks)
         except LocatedError as error:
             if error.location is None:  # a run-time helper's refusal: the line that called it
                 error.locate(nonfinite.origin_in(error.__traceback__))
@@ -299,7 +311,6 @@ class _Runner:
             _deep.leave()
             runtime.close_loans(loans)
             runtime.close_writes(writes)
-        gradients = starred.picked(_gradients(args, differentiated, result[1:]), self.picks)
         if self.debug_nans:
             nonfinite.check_result(self.function, self.parameters, args, result[0], gradients, differentiated, watch)
         return result[0], gradients

@@ -255,12 +255,15 @@ def test_dataclass_gradient_is_an_instance():
     check_container_grad(cases.dataclasses_in_a_dict, (params, normal(2)))
 
 
-def test_objects_other_than_dataclasses_are_refused():
-    with pytest.raises(cpsgrad.ArgumentError, match=r"cannot differentiate with respect to p: it is _NotADataclass"):
-        cpsgrad.grad(cases.frozen_dataclass)(_NotADataclass(1.5, 2.0))
+def test_objects_of_classes_that_are_not_plain_are_refused():
+    """A plain object is differentiated (tests/test_objects.py); one with __slots__ is refused."""
+    with pytest.raises(cpsgrad.ArgumentError, match=r"cannot differentiate with respect to p: it is _Slotted"):
+        cpsgrad.grad(cases.frozen_dataclass)(_Slotted(1.5, 2.0))
 
 
-class _NotADataclass:
+class _Slotted:
+    __slots__ = ("a", "b")
+
     def __init__(self, a, b):
         self.a, self.b = a, b
 

@@ -36,6 +36,7 @@ from tests.corpus import (
     everyday_programs,
     exception_programs,
     generator_programs,
+    object_programs,
     scalar_programs,
     starred_programs,
     write_programs,
@@ -53,6 +54,7 @@ CORPORA = {
     "starred": starred_programs,
     "exceptions": exception_programs,
     "generators": generator_programs,
+    "objects": object_programs,
 }
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
 LARGE_ENOUGH = {
@@ -67,6 +69,7 @@ LARGE_ENOUGH = {
     "starred": (13, 10),
     "exceptions": (24, 7),
     "generators": (15, 10),
+    "objects": (9, 9),
 }
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9

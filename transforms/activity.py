@@ -11,7 +11,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import exceptions, syntax
+from cpsgrad.transforms import attributes, exceptions, syntax
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
@@ -86,5 +86,9 @@ def active_names(definition: cst.FunctionDef, seeds: set[str], resolver: Resolve
             if all(t in active for t in targets) or not is_active_value(value, active, resolver):
                 continue
             active.update(targets)
+            changed = True
+        extra = attributes.receivers(found, active, definition)  # obj.method(x): obj may keep x (transforms/attributes.py)
+        if extra:
+            active |= extra
             changed = True
     return active

@@ -66,9 +66,18 @@ def classify(callee: cst.BaseExpression, resolver: Resolver) -> str:
         return USER
     if type(value) is types.MethodType and value.__func__ in TABLE:  # a rule on the class's function
         return USER  # (Model.energy, rv_frozen.cdf): the call site binds the instance first at run time
-    if target(value) is not None or is_gradient(value) or constructible(value):
-        return USER
+    if target(value) is not None or is_gradient(value) or constructible(value) or _user_class(value):
+        return USER  # a class of the user's: its __init__ a method, or refused saying why (runtime/objects.py)
     return PRIMITIVE
+
+
+def _user_class(value) -> bool:
+    return (
+        isinstance(value, type)
+        and bool(value.__flags__ & (1 << 9))  # defined in Python
+        and (getattr(value, "__module__", "") or "").split(".", 1)[0] not in LIBRARIES
+        and not issubclass(value, BaseException)
+    )
 
 
 def receiver(callee: cst.BaseExpression) -> str | None:
@@ -91,14 +100,39 @@ def user_calls(definition: cst.FunctionDef, active: set[str], resolver: Resolver
         if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
             continue
         call = small.value
-        callee_active = isinstance(call.func, cst.Name) and call.func.value in active
+        callee_active = is_callee_active(call.func, active)
         if not callee_active and not any(isinstance(a.value, cst.Name) and a.value.value in active for a in call.args):
             continue
-        if receiver(call.func) in active:
+        if receiver(call.func) in active and not object_method(call.func, active):
             continue
         if classify(call.func, resolver) == USER:
             found.add(id(statement))
     return found
+
+
+def object_method(callee: cst.BaseExpression, active: set[str]) -> bool:
+    """`obj.method` of a differentiable local `obj` that is not a method of numpy arrays or of the
+    builtin containers: a method of the user's object, called with its instance differentiated."""
+    return (
+        isinstance(callee, cst.Attribute)
+        and isinstance(callee.value, cst.Name)
+        and callee.value.value in active
+        and user_method(callee.attr.value)
+    )
+
+
+def user_method(name: str) -> bool:
+    """A method name that is not one of numpy arrays' or lists' or a dict method with a rule
+    (those of a differentiable value have rules, or are refused with the rule)."""
+    if name == "__init__":  # super().__init__(...), base.__init__(self, ...): the object's own
+        return True
+    return not hasattr(np.ndarray, name) and not hasattr(list, name) and name not in CONTAINER_METHODS
+
+
+def is_callee_active(callee: cst.BaseExpression, active: set[str]) -> bool:
+    """Whether the called value is differentiable: a closure over differentiable values, an
+    object's `__call__`, or a method of a differentiable object (`obj.method`)."""
+    return (isinstance(callee, cst.Name) and callee.value in active) or object_method(callee, active)
 
 
 def _simple_statements(statements):

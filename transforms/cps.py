@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from cpsgrad.transforms import naming, regions, syntax, writes
+from cpsgrad.transforms import attributes, naming, regions, syntax, writes
 from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.containers import is_list_change
 from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, Jump, Raise, Return
@@ -178,8 +178,13 @@ class _Converter:
             if _jumps(branch):
                 return False
             for targets, value in assignments(branch):
-                if any(t in self.active for t in targets) or writes.is_write(value) or is_list_change(value):
-                    return False  # (a write and a list change have a backward)
+                if (
+                    any(t in self.active for t in targets)
+                    or writes.is_write(value)
+                    or is_list_change(value)
+                    or attributes.is_attribute_write(value)
+                ):
+                    return False  # (a write, a list change and an attribute write have a backward)
         return True
 
     def block(self, statements: list, context: _Context) -> Block:

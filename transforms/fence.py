@@ -111,12 +111,9 @@ class Fence(cst.CSTVisitor):
             if loop:
                 self.reject(target, "loop target that writes into an element", "loop over a name and assign in the body")
             # x[key] = v: a write in place (transforms/writes.py, checked by transforms/aliasing.py)
-        elif isinstance(target, cst.Attribute):
-            self.reject(
-                target,
-                "assignment to an attribute",
-                "attribute writes are not supported yet; return the new value instead",
-            )
+        elif isinstance(target, cst.Attribute):  # obj.attr = v: transforms/attributes.py
+            if loop:
+                self.reject(target, "loop target that is an attribute", "loop over a name and assign in the body")
         elif not isinstance(target, cst.Name):
             self.reject(target, "assignment target", "assign to a plain name")
 

@@ -170,7 +170,7 @@ class _Normalizer:
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.assignment([node.target], node.value, out, node)
-        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, (cst.Subscript, cst.Attribute)):
             writes.augmented_subscript(self, node, _AUGMENTED[type(node.operator)](), out)
         elif container_methods.statement(self, node, out):  # del x[k], d |= m (transforms/container_methods.py)
             pass
@@ -424,7 +424,7 @@ class _Normalizer:
             return
         if starred.has_star(target):  # a, *rest = xs (transforms/starred.py)
             return starred.unpack(self, target, value, out, origin)
-        if isinstance(target, cst.Subscript):  # x[key] = value: a write in place (transforms/writes.py)
+        if isinstance(target, (cst.Subscript, cst.Attribute)):  # x[key] = v, obj.a = v: writes in place (writes.py)
             writes.subscript_assignment(self, target, value, out, origin)
             return
         names = target.elements

@@ -28,14 +28,13 @@ from cpsgrad.transforms import (
     naming,
     normalize,
     persisted,
+    settling,
     source,
     starred,
     static_callees,
-    subscripts,
     syntax,
 )
 from cpsgrad.transforms.adjoint import Generator
-from cpsgrad.transforms.naming import Namer, names_in
 from cpsgrad.transforms.resolve import Resolver, binding_guard
 
 STAGES = ("normalize", "cps", "final")
@@ -225,8 +224,8 @@ def _front(
     )
     resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
-    if subscripts.rewrite(normalized, active, resolver):  # differentiable indices: np.r_[x, y], obj[v]
-        active = activity.active_names(normalized.definition, set(differentiated), resolver)
+    recompute = lambda: activity.active_names(normalized.definition, set(differentiated), resolver)  # noqa: E731
+    active = settling.settle(normalized, active, resolver, recompute)  # np.r_[x], obj[v], obj.f(x): rewritten
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     parameter_kinds = dict(zip(normalized.parameters, argument_kinds, strict=True))
     numbers, sequences = kinds.number_variables(normalized.definition, parameter_kinds, resolver)
@@ -234,7 +233,7 @@ def _front(
     if aliasing.check(normalized, active, numbers, resolver, user_calls, writers):  # writes: refused where unsound
         active = activity.active_names(normalized.definition, set(differentiated), resolver)  # x op= y rewritten
         user_calls = calls.user_calls(normalized.definition, active, resolver)
-    program = cps.convert(normalized, active, Namer(names_in(normalized.definition)), user_calls)
+    program = cps.convert(normalized, active, naming.Namer(naming.names_in(normalized.definition)), user_calls)
     sites = [_site(call, normalized, resolver, active, numbers, sequences) for call in program.calls]
     return _Front(read, normalized, differentiated, resolver, program, numbers, sites)
 
@@ -258,7 +257,7 @@ def _site(
         tuple(a.keyword.value for a in value.args if a.keyword is not None),
         tuple(i for i, a in enumerate(arguments) if isinstance(a.value, cst.Name) and a.value.value in active),
         tuple(kinds.atom_kind(a.value, numbers, sequences, resolver) for a in arguments),
-        isinstance(value.func, cst.Name) and value.func.value in active,
+        calls.is_callee_active(value.func, active),
         normalized.consumable.get(id(call.statement), ()),
     )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
-from cpsgrad.transforms import rewriting, syntax
+from cpsgrad.transforms import attributes, rewriting, syntax
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -40,6 +40,8 @@ def write_parts(value: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression
 
 def subscript_assignment(normalizer, target: cst.Subscript, value, out: list, origin: cst.CSTNode) -> None:
     """`x[key] = value`: the value first, then the key's parts, as Python evaluates them."""
+    if isinstance(target, cst.Attribute):  # obj.attr = value (transforms/attributes.py)
+        return attributes.assignment(normalizer, target, value, out, origin)
     atom = normalizer.atom(value, out)
     name = _written_name(normalizer, target)
     parts = normalizer.in_order([normalizer.slice_part(e.slice) for e in target.slice], out)
@@ -49,6 +51,8 @@ def subscript_assignment(normalizer, target: cst.Subscript, value, out: list, or
 def augmented_subscript(normalizer, node: cst.AugAssign, operator: cst.BaseBinaryOp, out: list) -> None:
     """`x[key] op= value`: the key, then `t = x[key]`, the value, `t op value`, and the write
     (Python's order: the subscript is read before the value is evaluated)."""
+    if isinstance(node.target, cst.Attribute):  # obj.attr op= value (transforms/attributes.py)
+        return attributes.augmented(normalizer, node, operator, out)
     target = node.target
     name = _written_name(normalizer, target)
     parts = normalizer.in_order([normalizer.slice_part(e.slice) for e in target.slice], out)

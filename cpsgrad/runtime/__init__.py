@@ -135,6 +135,15 @@ from cpsgrad.runtime.loans import (
     void_offers,
     withdrawing,
 )
+from cpsgrad.runtime.objects import (
+    new_object,
+    overwritten_attribute,
+    owned,
+    restore_attribute,
+    set_attribute,
+    unseen_attribute,
+    unseen_objects,
+)
 from cpsgrad.runtime.reductions import (
     logsumexp_adjoint,
     picked_log_softmax_adjoint,
@@ -174,6 +183,13 @@ from cpsgrad.runtime.writes import (
 
 __all__ = [
     "builtins",
+    "new_object",
+    "overwritten_attribute",
+    "owned",
+    "restore_attribute",
+    "set_attribute",
+    "unseen_attribute",
+    "unseen_objects",
     "accumulate",
     "accumulate_index",
     "accumulate_matmul_left",

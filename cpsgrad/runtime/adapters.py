@@ -14,6 +14,7 @@ import linecache
 import types
 
 from cpsgrad.runtime.containers import construct
+from cpsgrad.runtime.objects import new_object
 
 
 def _describe(value) -> str:
@@ -76,5 +77,33 @@ def _constructor(kind: type, positional: int, keywords: tuple[str, ...]) -> type
     namespace = {"construct": construct, "kind": kind}
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - one call of the constructor
     function = namespace[f"construct_{kind.__name__}"]
+    _ADAPTERS[key] = (kind, function)
+    return function
+
+
+def _object_constructor(kind: type, positional: int, keywords: tuple[str, ...]) -> types.FunctionType:
+    """A Python function making an object of the plain class `kind` as `type.__call__` does, with
+    its `__init__` differentiated as a method (runtime/objects.py):
+    `def new_Layer(x0, x1): obj = new_object(kind); result = init(obj, x0, x1); ...; return obj`."""
+    init = kind.__init__
+    if not isinstance(init, types.FunctionType):
+        raise TypeError(f"{kind.__name__}() takes no arguments")
+    key = (id(kind), positional, keywords, "new", init)
+    cached = _ADAPTERS.get(key)
+    if cached is not None and cached[0] is kind:
+        return cached[1]
+    parameters = [f"x{i}" for i in range(positional)]
+    parameters = [p if p not in keywords else f"{p}_" for p in parameters]
+    listed = ", ".join([*parameters, *(["*", *keywords] if keywords else [])])
+    arguments = ", ".join(["instance", *parameters, *(f"{k}={k}" for k in keywords)])
+    text = (
+        f"def new_{kind.__name__}({listed}):\n    instance = new_object(kind)\n    result = init({arguments})\n"
+        "    if result is not None:\n        raise TypeError('__init__() should return None')\n    return instance\n"
+    )
+    filename = f"{_ADAPTER_FILE}{_describe(kind)} #{len(_ADAPTERS) + 1}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace = {"new_object": new_object, "kind": kind, "init": init}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - a class call, __init__ a method
+    function = namespace[f"new_{kind.__name__}"]
     _ADAPTERS[key] = (kind, function)
     return function

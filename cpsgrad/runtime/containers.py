@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime import objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, item
 from cpsgrad.runtime.elementwise import divide
 from cpsgrad.runtime.starred import rows_adjoint
@@ -66,6 +67,8 @@ def attribute_adjoint(value, name: str, adjoint):
         return DictAdjoint({name: adjoint})
     if isinstance(value, dict) and name in value and getattr(value, name, None) is value[name]:
         return DictAdjoint({name: adjoint})  # a dict whose keys read as attributes: scipy's OdeResult
+    if objects.is_plain_object(value):  # its attributes' adjoints are kept with it (runtime/objects.py)
+        return objects.attribute_adjoint(value, name, adjoint)
     raise UnsupportedError(
         None, f"attribute .{name} of a differentiable {type(value).__name__}",
         "cpsgrad differentiates attribute reads of NamedTuples, dataclass instances (their fields) "

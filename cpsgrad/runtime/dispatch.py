@@ -28,8 +28,14 @@ import numpy as np
 
 from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice, public_name
-from cpsgrad.runtime import starred, targets, writes
-from cpsgrad.runtime.adapters import _ADAPTER_FILE, _adapter, _constructor, _describe
+from cpsgrad.runtime import objects, starred, targets, writes
+from cpsgrad.runtime.adapters import (
+    _ADAPTER_FILE,
+    _adapter,
+    _constructor,
+    _describe,
+    _object_constructor,
+)
 from cpsgrad.runtime.closures import DEFINITIONS, environment_adjoint, partial_adjoint
 from cpsgrad.runtime.fixed_arity import _dispatcher, _invoker, key_of
 from cpsgrad.runtime.kinds import ANY, NUMBER, NUMBER_TYPES
@@ -140,6 +146,8 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
     if callee_active and target.partials:  # their bound arguments, and keywords the call leaves them
         environment += [order.index(captured + j) for j in range(len(target.prefix))]
         environment += [order.index(captured + count + keyword_names.index(name)) for name in _layer_keywords(target.partials, keywords)]
+    if callee_active and target.instance:  # a method of a differentiable object: its instance too, last
+        environment.append(order.index(captured))
     reached, fan = starred.fan(order, values, spread, captured + len(slots) + len(defaults)) if spread else ((*(order.index(v) for v in values),), None)
     argnums = (*environment, *reached)
     direct = not captured and not keyword_names and not defaults and order == list(range(count))
@@ -222,6 +230,10 @@ class CallSite:
             return (result[0], 0.0, *result[1:])
         split = 1 + found.environment
         environment = result[1:split]
+        if target.instance:  # a bound method's adjoint is its instance's
+            if target.captured is not None or target.partials:
+                raise UnsupportedError(self.location, f"call of {self.label}", "differentiating a method that is a closure is not supported; define it at class level")
+            return (result[0], environment[-1], *result[split:])
         adjoint = 0.0
         own = len(found.default_names) + found.captured if target.captured is not None else 0
         if target.captured is not None:
@@ -344,13 +356,18 @@ class CallSite:
             raise TypeError(f"'{type(callee).__name__}' object is not callable")
         if targets.constructible(callee):
             return targets.Target(_constructor(callee, positional, self.keywords))
+        if isinstance(callee, type) and objects.plain_class(callee) is None:  # __init__ as a method (runtime/objects.py)
+            return targets.Target(_object_constructor(callee, positional, self.keywords))
         if isinstance(callee, type):
             raise UnsupportedError(
                 self.location, f"call of the class {_describe(callee)}",
-                "constructing objects other than NamedTuples and dataclasses (without __post_init__) from "
-                "differentiable values is not supported yet; pass the values themselves (in a tuple, a "
-                "dict, a list or arrays) instead",
+                "constructing objects of classes other than plain ones (no __slots__, __new__, __setattr__, "
+                f"__getattribute__, metaclass or built-in base: {objects.plain_class(callee)}), NamedTuples and "
+                "dataclasses (without __post_init__) from differentiable values is not supported; pass the values "
+                "themselves (in a tuple, a dict, a list or arrays) instead",
             )
+        if isinstance(callee, types.BuiltinMethodType) and isinstance(callee.__self__, (list, dict, set, frozenset, str, bytes, tuple)):
+            raise UnsupportedError(self.location, f"method call {self.label}", objects.METHOD_ADVICE)  # xs.add(x) of a set
         name = public_name(callee) or _describe(callee)
         raise NoRuleError(self.location, f"call of {self.label}", f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}); {advice(callee, self.label)}")
 
@@ -394,7 +411,7 @@ def _may_carry_gradient(value) -> bool:
         return False
     if isinstance(value, (np.floating, np.ndarray, tuple, list, dict, types.FunctionType, types.MethodType, functools.partial)):
         return True
-    return dataclasses.is_dataclass(value)
+    return dataclasses.is_dataclass(value) or objects.is_plain_object(value)  # an object: its attributes
 
 
 def _expanded(result: tuple, kept: tuple[int, ...], size: int) -> tuple:

@@ -29,6 +29,7 @@ class Target:
     # the partials called, innermost first, when their bound arguments are differentiable (each a
     # layer of the called value's adjoint: a partial of a partial of a function or closure)
     partials: tuple = ()
+    instance: bool = False  # prefix[0] is the instance a method is bound to (differentiated with the callee)
 
 
 def is_gradient(value) -> bool:
@@ -47,7 +48,7 @@ def target(value) -> Target | None:
         inner = target(value.__func__)
         if inner is None:
             return None
-        return Target(inner.function, (value.__self__, *inner.prefix), inner.keywords, inner.captured)
+        return Target(inner.function, (value.__self__, *inner.prefix), inner.keywords, inner.captured, instance=True)
     if isinstance(value, functools.partial):
         inner = target(value.func)
         if inner is None:
@@ -62,7 +63,7 @@ def target(value) -> Target | None:
         return None
     call = next((c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None)
     if isinstance(call, types.FunctionType) and not _library(call):
-        return Target(call, (value,))
+        return Target(call, (value,), instance=True)
     return None
 
 

@@ -23,6 +23,7 @@ import threading
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime import objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
 from cpsgrad.runtime.broadcasting import unbroadcast
 from cpsgrad.runtime.indexing import _is_basic
@@ -36,7 +37,7 @@ _books = threading.local()  # per thread: what the run written so far (`open_wri
 def open_writes():
     """Start a run (`cpsgrad.api`): the values written from here on are put back in their final
     state when it ends (`close_writes`). Returns what to hand `close_writes`."""
-    outer = (getattr(_books, "written", None), getattr(_books, "final", None))
+    outer = (getattr(_books, "written", None), getattr(_books, "final", None), objects.open_objects())
     _books.written, _books.final = {}, None
     return outer
 
@@ -44,6 +45,7 @@ def open_writes():
 def keep_final_writes() -> None:
     """The forward pass has ended (the reset continuation): copy what every value written holds
     now, which the backward's restores will undo."""
+    objects.keep_final_objects()  # and what objects' attributes hold (runtime/objects.py)
     written_now = getattr(_books, "written", None)
     if written_now:
         _books.final = [(target, _snapshot(target)) for target in written_now.values()]
@@ -59,7 +61,8 @@ def close_writes(outer) -> None:
         else:
             target.clear()
             target.update(final)
-    _books.written, _books.final = outer
+    objects.close_objects(outer[2])
+    _books.written, _books.final = outer[:2]
 
 
 def _note_written(target) -> None:

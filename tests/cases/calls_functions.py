@@ -224,7 +224,7 @@ def applies_a_builtin_without_rule(x):
 
 
 def applies_a_class(x):
-    return apply_twice(Link, x)
+    return apply_twice(SlottedLink, x).value  # a class with __slots__ is not a plain class (runtime/objects.py)
 
 
 def spread(*values):
@@ -339,6 +339,13 @@ class Link:
     def __init__(self, value, following=None):
         self.value = value
         self.following = following
+
+
+class SlottedLink:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 def chain_value(link, x):

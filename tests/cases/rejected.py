@@ -112,7 +112,7 @@ REJECTED = {
     "uses_import": ("import statement", 1),
     "writes_into_a_global": ("assignment into an element of a global or free variable", 1),
     "writes_through_an_element": ("assignment into an element of an element (x[i][j] = v)", 2),
-    "uses_attribute_assignment": ("assignment to an attribute", 1),
+    "uses_attribute_assignment": ("assignment to an attribute of a global or free variable", 1),
     "uses_class": ("class definition", 1),
     "uses_match": ("match statement", 1),
     "uses_async": ("async def", 0),

@@ -7,8 +7,10 @@ import libcst as cst
 
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.adjoint import list_changes
+from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint.output import RUNTIME, ZERO, runtime_call
 from cpsgrad.transforms.adjoint.records import (
+    AttributeWrite,
     Copy,
     DictDisplay,
     Display,
@@ -39,6 +41,8 @@ class Backward:
         if isinstance(record, Write):
             self.write_backward(record, defined, pad, lines)
             return
+        if isinstance(record, AttributeWrite):  # obj.w = v (adjoint/attributes.py)
+            return attribute_writes.backward(self, record, defined, pad, lines)
         output = defined.get(self.adjoint(record.target))
         if output is None:
             return

@@ -9,7 +9,9 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.rules.registry import TABLE, advice
-from cpsgrad.transforms import calls, effects, naming, starred, syntax, writes
+from cpsgrad.runtime.objects import METHOD_ADVICE as _METHOD_ADVICE  # shared with the call sites
+from cpsgrad.transforms import attributes, calls, effects, naming, starred, syntax, writes
+from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
@@ -44,6 +46,8 @@ class Forward:
             effect = None
             if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
                 effect = self.check_effect(statement, small.value, value, frame)  # transforms/effects.py
+            else:
+                value = attribute_writes.inactive(self, value, pad, lines)
             lines.append(pad + (effect or syntax.code(self.rename(statement, frame)).strip()))
             return
         value = self.rename(small.value, frame)
@@ -64,11 +68,14 @@ class Forward:
         if is_list_change(value):  # xs = appended(xs, v) / removed(xs, i): in place, undone in its backward
             list_changes.forward(self, statement, variable, value, frame, pad, lines, records)
             return
+        if attributes.is_attribute_write(value):  # obj = set_attribute(obj, 'w', v): adjoint/attributes.py
+            return attribute_writes.forward(self, statement, variable, value, frame, pad, lines, records)
         self.guard_in_place(statement, variable, value, pad, lines)
         record = None
         if self.is_active_variable(variable):
             record = self.record(statement, small.value, value, frame)
         version = self.new_version(frame, variable)
+        value = attribute_writes.inactive(self, value, pad, lines, record)  # checked (adjoint/attributes.py)
         lines.append(f"{pad}{version} = {syntax.code(value)}")
         self.check_in_place(statement, value, version, pad, lines)
         if record is not None:
@@ -274,13 +281,6 @@ class Forward:
 
 _SEQUENCE_OPERATORS = {cst.Add: runtime.concatenation, cst.Multiply: runtime.repetition}
 
-_METHOD_ADVICE = (
-    "cpsgrad differentiates the methods of numpy arrays, values/items/keys/get of dicts, and append, pop, extend, "
-    "insert, remove, sort and reverse of a list the function builds itself (a display or list(...)) that is not a "
-    "parameter and that no other name, container or user function sees before them; otherwise build a new list "
-    "(ys = xs + [v], sorted(xs), xs[::-1]); an array's in-place methods (x.sort(), x.fill(v), ...) are not "
-    "differentiated: use np.sort(x)"
-)
 
 
 def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression]:

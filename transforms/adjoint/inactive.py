@@ -7,6 +7,7 @@ import libcst as cst
 
 from cpsgrad.transforms import syntax
 from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import target_list
 
@@ -66,7 +67,7 @@ class InactiveIf:
             small = statement.body[0]
             self.check_reads(small.value if isinstance(small, (cst.Assign, cst.Expr)) else small, frame, pad, lines)
             if isinstance(small, cst.Assign):
-                value = self.rename(small.value, frame)
+                value = attribute_writes.inactive(self, self.rename(small.value, frame), pad, lines)  # checked
                 target = small.targets[0].target
                 variables = (
                     [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
@@ -83,6 +84,8 @@ class InactiveIf:
                 if len(variables) == 1:
                     self.check_in_place(statement, value, names[0], pad, lines)
             else:
+                if isinstance(small, cst.Expr):  # a plain call handed an object: checked (adjoint/attributes.py)
+                    attribute_writes.inactive(self, self.rename(small.value, frame), pad, lines)
                 lines.append(pad + syntax.code(self.rename(statement, frame)).strip())
         for variable, version in final.items():
             if variable not in written and variable in frame.versions and frame.versions[variable] != version:

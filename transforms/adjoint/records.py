@@ -95,6 +95,16 @@ class Write(Record):
 
 
 @dataclass
+class AttributeWrite(Record):
+    """`obj_1 = cpsgrad_runtime.set_attribute(obj, 'w', v)` (transforms/attributes.py)."""
+
+    container: cst.BaseExpression | None = None
+    name: cst.BaseExpression | None = None
+    value: cst.BaseExpression | None = None
+    saved: str = ""
+
+
+@dataclass
 class Softmax(Record):
     """A softmax written out (transforms/fusion.py), one backward: `target` is its output;
     with `index`, the output is `log(probabilities[index])`."""

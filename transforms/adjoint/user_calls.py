@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cpsgrad.transforms import naming, syntax
+from cpsgrad.transforms import calls, naming, syntax
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import RUNTIME
 from cpsgrad.transforms.cps import Call
@@ -26,6 +26,8 @@ class UserCalls:
         sources = (
             [self.active_source(value.func, frame)] if isinstance(value.func, cst.Name) else []
         )  # a closure's environment
+        if calls.object_method(tail.statement.body[0].value.func, self.active):  # obj.method(...): the instance
+            sources = [self.active_source(value.func.value, frame)]
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is None]
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
         # each argument's adjoint, once, with the argument it belongs to: lent to the callee (only

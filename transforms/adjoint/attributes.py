@@ -1,0 +1,119 @@
+"""The adjoint pass's side of objects' attributes (transforms/attributes.py, runtime/objects.py):
+the forward and backward of `obj_1 = set_attribute(obj, 'w', v)`, and the run-time checks after an
+inactive attribute read and before an inactive call that runs as plain Python."""
+
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from cpsgrad import runtime
+from cpsgrad.rules.registry import TABLE
+from cpsgrad.transforms import calls, naming, syntax
+from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
+from cpsgrad.transforms.adjoint.records import AttributeWrite
+
+
+def forward(generator, statement, variable: str, value: cst.Call, frame, pad: str, lines: list, records: list) -> None:
+    """`obj_1 = set_attribute(obj, 'w', v)`: what the attribute held saved first (a write of a
+    differentiable value checked there), then the write; its record restores it."""
+    first = len(lines)
+    container, name, written = (a.value for a in value.args[:3])
+    augmented = len(value.args) > 3  # obj.attr op= v
+    adjoints = {}
+    for atom in (container, written):
+        source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
+        if source is not None:
+            adjoints[atom.value] = source
+    version = generator.new_version(frame, variable)
+    saved = generator.namer.fresh(naming.overwritten(version))
+    active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
+    saving = runtime_call("overwritten_attribute", container, name, written, active, *[cst.Name("True")] * augmented)
+    lines.append(f"{pad}{saved} = {syntax.code(saving)}")
+    lines.append(f"{pad}{version} = {syntax.code(value)}")
+    location = generator.normalized.location(statement)
+    records.append(
+        AttributeWrite(
+            version,
+            adjoints,
+            range(first, len(lines)),
+            location,
+            container=container,
+            name=name,
+            value=written,
+            saved=saved,
+        )
+    )
+
+
+def backward(generator, record: AttributeWrite, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    """The attribute's adjoint now is the written value's (taken out of the books); the old value
+    is put back; the name's own adjoint of the object passes through."""
+    target = cst.Name(record.target)
+    restore = syntax.code(runtime_call("restore_attribute", target, record.name, cst.Name(record.saved)))
+    source = record.source(record.value)
+    if source is not None:
+        generator.accumulate(source, restore, defined, pad, lines)
+    else:
+        lines.append(f"{pad}{restore}")
+    output = defined.get(generator.adjoint(record.target))
+    source = record.source(record.container)
+    if output is not None and source is not None:
+        generator.accumulate(source, output, defined, pad, lines)
+
+
+def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None) -> cst.BaseExpression:
+    """An inactive statement's value, with the checks that keep objects' gradients from being lost
+    (runtime/objects.py): after-the-fact reads of an attribute through a name no gradient reaches,
+    and plain calls handed an object the run owns, are refused when they happen; a plain class
+    called with no differentiable value makes an object the run owns (`owned(C(...))`). An active
+    statement (`record`) is checked only where it reads an object's `__dict__`."""
+    if record is not None:
+        if isinstance(value, cst.Attribute) and value.attr.value == "__dict__" and isinstance(value.value, cst.Name):
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
+        return value
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+        if value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None:
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r})")
+        return value
+    if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
+        return value
+    primitive = generator.resolver.resolve(value.func)
+    if _has_rule(primitive) or (primitive is not None and _library(primitive)):
+        return value
+    names = [a.value for a in value.args if isinstance(a.value, cst.Name) and not generator.is_number(a.value)]
+    root = value.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if isinstance(root, cst.Name) and generator.resolver.resolve(root) is None:
+        names.append(root)  # the receiver of a method, or a function value (a closure may hold objects)
+    if names:
+        listed = ", ".join(syntax.code(n) for n in names) + ("," if len(names) == 1 else "")
+        lines.append(f"{pad}{RUNTIME}.unseen_objects(({listed}), {syntax.code(value.func)!r})")
+    if isinstance(primitive, type) and primitive.__flags__ & _HEAP:
+        return cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("owned")), [cst.Arg(value)])
+    return value
+
+
+def _has_rule(primitive) -> bool:
+    try:
+        return primitive is not None and primitive in TABLE
+    except TypeError:  # unhashable
+        return False
+
+
+def _library(value) -> bool:
+    """numpy's, scipy's and cpsgrad's functions, and builtins that only look at an object's type or
+    identity or print it (`type`, `isinstance`, `print`), never read its attributes as values."""
+    module = getattr(value, "__module__", None) or ""
+    if any(value is runs for runs in _RUNS_METHODS):  # a with's __enter__ and __exit__: the object's code
+        return False
+    return module.split(".", 1)[0] in calls.LIBRARIES or any(value is safe for safe in _LOOKING)
+
+
+_RUNS_METHODS = (runtime.enter, runtime.exit_of, runtime.exit_with)
+
+
+_LOOKING = (type, id, isinstance, issubclass, hasattr, callable, repr, str, print, len, format, hash, bool)
+_HEAP = 1 << 9  # a class defined in Python
+_ARRAY_NAMES = frozenset(dir(np.ndarray))
