@@ -6,8 +6,8 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.transforms import syntax
-from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint import attributes as attribute_writes
+from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint.output import RUNTIME, ZERO, runtime_call
 from cpsgrad.transforms.adjoint.records import (
     AttributeWrite,
