@@ -17,7 +17,7 @@ import types
 
 import libcst as cst
 
-from cpsgrad.transforms import calls, rewriting, syntax, walk
+from cpsgrad.transforms import calls, effects, rewriting, syntax, walk
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -174,8 +174,8 @@ class _MethodEffects(rewriting.Rewriter):
                 return updated
             if calls.classify(callee, self.resolver) != calls.USER:
                 return updated
-        elif not calls.user_method(callee.attr.value):
-            return updated
+        elif not calls.user_method(callee.attr.value) or effects.of_library_result(self, callee):
+            return updated  # a library object's method (logging.getLogger(...).debug(x)): effects.py's
         elif callee.value.value in self.normalized.parameters or callee.value.value in _locals(self.normalized):
             names.append(callee.value.value)
         else:

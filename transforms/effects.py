@@ -86,7 +86,7 @@ def _refuse_keepers(generator, statement, callee: cst.BaseExpression, label: str
     value = generator.resolver.resolve(callee)
     if value is not None and (value in OBSERVERS or _installed(value)) and not _keeps(value):
         return False
-    if value is None and _of_library_result(generator, callee):
+    if value is None and of_library_result(generator, callee):
         return True  # cpsgrad_runtime.observed checks the method it is
     if value is None and calls.receiver(callee) is not None:
         generator.callee(statement, callee)  # a method of a local value: refused as such
@@ -100,9 +100,10 @@ def _refuse_keepers(generator, statement, callee: cst.BaseExpression, label: str
     )
 
 
-def _of_library_result(generator, callee: cst.BaseExpression) -> bool:
+def of_library_result(generator, callee: cst.BaseExpression) -> bool:
     """Whether `callee` is a method (`t1.debug`) of a name every assignment of which, in the normalized
-    function, is the result of a call of a library's function (`t1 = logging.getLogger(name)`)."""
+    function, is the result of a call of a library's function (`t1 = logging.getLogger(name)`).
+    `generator` is anything with the function's `normalized` and its `resolver`."""
     if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
         return False
     name = callee.value.value

@@ -35,7 +35,7 @@ TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its para
 #: without an adjoint (`np.var(x, ddof=x[0])`, batch_norm's `eps`, an axis) is refused at its call:
 #: its gradient would be dropped (transforms/adjoint/forward.py).
 PIECEWISE_CONSTANT = frozenset(
-    {"y", "a", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices", "condition", "self"}
+    {"y", "a", "stop", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices", "condition", "self"}
 )
 
 

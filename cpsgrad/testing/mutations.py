@@ -5,7 +5,8 @@ or writes into one in one of the forms cpsgrad differentiates: an element, a sli
 integer array with a repeated position, `b[i] += e`, `b *= w`, a loop filling it from its own
 previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`, a slot of `list([b, w])` (the list
 copied, the original still read), a nested helper writing into the buffer in a loop that reads it
-first (the next pass reads what the call wrote: refused). Buffers are vectors like any other
+first (the next pass reads what the call wrote: refused), the buffer stored in a dict and read
+back through it after a write (refused) or only before it. Buffers are vectors like any other
 afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
 and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
 (transforms/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
@@ -40,7 +41,7 @@ def write_statement(builder, indent: str, variable) -> list[str]:
 
 def _write(builder, indent: str, target: str) -> list[str]:
     fn = builder.function
-    form = builder.draw(st.integers(0, 12))
+    form = builder.draw(st.integers(0, 13))
     scalar = builder.expression(builder.max_depth - 1)
     index = builder.draw(st.integers(-LENGTH, LENGTH - 1))
     if form == 0:
@@ -107,6 +108,20 @@ def _write(builder, indent: str, target: str) -> list[str]:
             f"{indent}    {result} = {result} + np.sin({target})",  # the next pass reads what the call wrote
             f"{indent}    {result} = {result} * {helper}({target})",
         ]
+    if form == 12:  # the buffer stored in a dict, written by its own name, maybe read back through the dict
+        builder.note("write", "write-dict-item")
+        holder, item, result = builder.fresh("d"), builder.fresh("e"), builder.fresh("w")
+        fn.scopes[-1][result] = builder.variable(VECTOR)
+        lines = [
+            f"{indent}{holder} = {{}}",
+            f"{indent}{holder}['k'] = {target}",
+            f"{indent}{item} = {holder}['k']",
+            f"{indent}{result} = {item} * 0.5",
+            f"{indent}{target}[{index}] = {scalar}",
+        ]
+        if builder.draw(st.booleans()):  # the dict's item is the written array: refused
+            lines.append(f"{indent}{result} = {result} + {holder}['k']")
+        return lines
     builder.note("write", "write-alias")  # another name for the buffer: a later write may make it stale
     alias = builder.fresh("w")
     fn.scopes[-1][alias] = builder.variable(VECTOR)
