@@ -31,13 +31,12 @@ are found the same way; elsewhere the generated code refuses an actual array at 
 
 from __future__ import annotations
 
-import types
-
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import exceptions, normalize, source, syntax, writes
+from cpsgrad.transforms import syntax, writes
 from cpsgrad.transforms.activity import is_active_value
+from cpsgrad.transforms.callee_analysis import analysed, assignments
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
@@ -90,24 +89,6 @@ def _updates(normalized, statements, numbers: set[str]) -> set[int]:
         ):
             found.add(id(statement))
     return found
-
-
-def assignments(statements):
-    """(statement, value, target names) of every core assignment, nested blocks included."""
-    for statement in statements:
-        if isinstance(statement, cst.If):
-            yield from assignments(statement.body.body)
-            if statement.orelse is not None:
-                yield from assignments(statement.orelse.body.body)
-        elif isinstance(statement, cst.While):
-            yield from assignments(statement.body.body)
-        elif isinstance(statement, cst.Try):
-            yield from assignments(exceptions.parts(statement))
-        elif isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
-            small = statement.body[0]
-            target = small.targets[0].target
-            names = [e.value.value for e in target.elements] if isinstance(target, cst.Tuple) else [target.value]
-            yield statement, small.value, names
 
 
 class _Analysis(Sharing):
@@ -460,34 +441,17 @@ def _join(a: dict | None, b: dict | None) -> dict | None:
 
 
 _FRESH_RESULTS: dict = {}  # code object -> whether the function's results are always new
-_ANALYSING: set = set()
 
 
 def returns_fresh(function) -> bool:
     """Whether every value `function` returns is new (shares no array with its parameters, its
     globals or free variables, or their elements): then its result aliases none of a caller's
     values. Recursion, or anything that cannot be read or normalized, counts as not new."""
-    if not isinstance(function, types.FunctionType):
-        return False
-    code = function.__code__
-    known = _FRESH_RESULTS.get(code)
-    if known is not None:
-        return known
-    if code in _ANALYSING:
-        return False
-    _ANALYSING.add(code)
-    try:
-        read = source.read(function)
-        normalized = normalize.normalize(read)
-        assigned = {n for _, _, names in assignments(normalized.definition.body.body) for n in names}
-        resolver = Resolver(function, set(normalized.parameters) | assigned)
-        analysis = _Analysis(normalized, set(), set(), resolver, set())
-        analysis.returned = []
-        analysis.run_relations(normalized.definition.body.body)
-        fresh = analysis.fresh(analysis.returned)
-    except Exception:  # noqa: BLE001  (unreadable, refused, ...: not known to be new)
-        fresh = False
-    finally:
-        _ANALYSING.discard(code)
-    _FRESH_RESULTS[code] = fresh
-    return fresh
+    return analysed(function, _FRESH_RESULTS, _fresh_results, False)
+
+
+def _fresh_results(function, normalized, resolver) -> bool:
+    analysis = _Analysis(normalized, set(), set(), resolver, set())
+    analysis.returned = []
+    analysis.run_relations(normalized.definition.body.body)
+    return analysis.fresh(analysis.returned)

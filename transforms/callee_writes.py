@@ -16,37 +16,25 @@ import types
 
 import libcst as cst
 
-from cpsgrad.transforms import activity, aliasing, calls, normalize, source
-from cpsgrad.transforms.resolve import Resolver
+from cpsgrad.transforms import activity, aliasing, calls
+from cpsgrad.transforms.callee_analysis import analysed
 
 _WRITTEN: dict = {}  # code object -> frozenset of the parameter names it may write into, or None
-_ANALYSING: set = set()
+_UNPLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR  # bound otherwise: not known
 
 
 def written_by(function) -> frozenset | None:
     """The parameters of `function` whose arrays it (or a function it passes them to) may write into."""
-    if not isinstance(function, types.FunctionType):
+    if isinstance(function, types.FunctionType) and function.__code__.co_flags & _UNPLAIN:
         return None
-    code = function.__code__
-    if code in _WRITTEN:
-        return _WRITTEN[code]
-    if code in _ANALYSING or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
-        return None
-    _ANALYSING.add(code)
-    try:
-        normalized = normalize.normalize(source.read(function))
-        assigned = {n for _, _, names in aliasing.assignments(normalized.definition.body.body) for n in names}
-        resolver = Resolver(function, set(normalized.parameters) | assigned)
-        active = activity.active_names(normalized.definition, set(normalized.parameters), resolver)
-        user_calls = calls.user_calls(normalized.definition, active, resolver)
-        aliasing.check(normalized, active, set(), resolver, user_calls, writes_into)
-        found = frozenset(normalized.written_parameters)
-    except Exception:  # noqa: BLE001  (unreadable, refused, ...: not known)
-        found = None
-    finally:
-        _ANALYSING.discard(code)
-    _WRITTEN[code] = found
-    return found
+    return analysed(function, _WRITTEN, _written, None)
+
+
+def _written(function, normalized, resolver) -> frozenset:
+    active = activity.active_names(normalized.definition, set(normalized.parameters), resolver)
+    user_calls = calls.user_calls(normalized.definition, active, resolver)
+    aliasing.check(normalized, active, set(), resolver, user_calls, writes_into)
+    return frozenset(normalized.written_parameters)
 
 
 def writes_into(function, call: cst.Call, position: int) -> bool:
