@@ -22,6 +22,10 @@ atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+from cpsgrad.testing.soaking import reproducible_draws  # noqa: E402
+
+reproducible_draws()  # derandomized draws the same whatever ran before (soaking.py)
+
 settings.register_profile(
     "ci",
     derandomize=True,

@@ -82,10 +82,9 @@ def test_a_short_soak_of_each_switch_passes(switch):
             used.append(bool(wanted & program.constructs))
 
     run()
-    # checked programs that use the switch's constructs; how many varies between processes (2 to 18
-    # of the effects switch's 30 in session 9: which programs are refused at a bare call changes,
-    # cause not found yet), so the bound asks only that the switch's programs run at all
-    assert sum(used) >= 1, used
+    # checked programs that use the switch's constructs (the count once varied between processes:
+    # hypothesis drew constants from the modules imported so far; cpsgrad.testing.soaking fixes it)
+    assert sum(used) >= 3, used
 
 
 def test_the_generated_program_does_not_write_to_stdout(capsys):

@@ -413,3 +413,40 @@ def test_ints(n):
 def test_float_lists(values):
     assert 2 <= len(values) <= 4
     assert all(-1.0 <= v <= 1.0 and isinstance(v, float) for v in values)
+
+
+def test_seeded_draws_do_not_depend_on_the_modules_imported(tmp_path, monkeypatch):
+    """Hypothesis mixes constants from the source of imported local modules into its draws; with
+    cpsgrad.testing.soaking.reproducible_draws (on in the generators and this suite) a seed draws
+    the same values before and after a module full of new constants is imported."""
+    import importlib
+    import sys
+
+    from hypothesis import given, seed, settings
+    from hypothesis import strategies as st
+
+    from cpsgrad.testing.soaking import reproducible_draws
+
+    assert reproducible_draws()
+
+    def draws() -> list:
+        out = []
+
+        @seed(1234)
+        @settings(max_examples=300, database=None, derandomize=False)
+        @given(st.floats(-1e6, 1e6), st.integers(-10**6, 10**6))
+        def collect(a, b):
+            out.append((a, b))
+
+        collect()
+        return out
+
+    before = draws()
+    constants = ", ".join(f"{k * 1234.5678 + 0.1:.4f}, {k * 98761 + 17}" for k in range(400))
+    (tmp_path / "cpsgrad_constants_module.py").write_text(f"VALUES = [{constants}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("cpsgrad_constants_module")
+    try:
+        assert draws() == before
+    finally:
+        sys.modules.pop("cpsgrad_constants_module", None)

@@ -41,8 +41,10 @@ import cpsgrad
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing import forms, mutations
 from cpsgrad.testing.check import GradCheck, check_grad
-from cpsgrad.testing.soaking import run_chunks
+from cpsgrad.testing.soaking import reproducible_draws, run_chunks
 from cpsgrad.testing.strategies import arrays
+
+reproducible_draws()  # a seed draws the same programs in every process (soaking.py)
 
 ENTRY = "f"
 """The name of the entry function of every generated module."""
@@ -52,6 +54,9 @@ VECTOR_LENGTH = 3
 
 MAX_TRIPS = 4
 """Loops run at most this many times; recursion is at most this deep."""
+
+WRITE_WEIGHT = 6
+"""programs(writes=True): how many times as often a statement is a write in place."""
 
 
 # --- the program object ----------------------------------------------------------------------
@@ -262,6 +267,7 @@ class _Builder:
         captured_arguments: bool,
         rebinding: bool,
         mutation: bool,
+        writes: bool,
         max_helpers: int,
         max_statements: int,
         max_depth: int,
@@ -277,6 +283,7 @@ class _Builder:
         self.captured_arguments = captured_arguments and closures
         self.rebinding = rebinding
         self.mutation = mutation and numpy
+        self.writes = writes and self.mutation  # writes in place drawn WRITE_WEIGHT times as often
         self.buffers: set[str] = set()  # vectors made to be written into (mutations.py)
         self.numpy = numpy
         self.containers = containers
@@ -530,9 +537,7 @@ class _Builder:
 
             def closure() -> str:
                 name = self.choose(callables)
-                captured = [
-                    c for c in self.function.lookup(name).captures if self.function.lookup(c).kind == FLOAT
-                ]
+                captured = [c for c in self.function.lookup(name).captures if self.function.lookup(c).kind == FLOAT]
                 alias = self.captured_arguments and captured and self.chance(3)
                 if self.chance(3):  # handed to a builtin that calls it
                     self.note("closure-map")
@@ -671,9 +676,7 @@ class _Builder:
         or more (`[x, x]`, `(x, y, x)`, `{"a": x, "b": x}`), or a local container."""
         fn = self.function
         self.note("container-argument")
-        locals_ = [
-            t for t in fn.variables(kind) if kind not in (TUPLE, VSEQ) or fn.lookup(t).length >= length
-        ]
+        locals_ = [t for t in fn.variables(kind) if kind not in (TUPLE, VSEQ) or fn.lookup(t).length >= length]
         if locals_ and self.chance(2):
             return self.choose(locals_)
         element = FLOAT if kind in (TUPLE, DICT) else VECTOR
@@ -1003,7 +1006,8 @@ class _Builder:
         if fn.variables(MATRIX):
             kinds.append("matrix")
         if self.mutation and self.has_vectors():
-            kinds += ["write"] * (4 if self.buffers & set(fn.variables(VECTOR)) else 1)
+            weight = (4 if self.buffers & set(fn.variables(VECTOR)) else 1) * (WRITE_WEIGHT if self.writes else 1)
+            kinds += ["write"] * weight
         if self.discarded_results and [h for h in self.helpers if h.name != fn.name]:
             kinds.append("discard")
         if self.repeated_arguments and self.repeatable_helpers():
@@ -1515,7 +1519,7 @@ class _Builder:
         floats_count = self.draw(st.integers(1, 3))
         names = [f"x{k}" for k in range(floats_count)]
         parameters = [(p, _Variable(FLOAT, differentiated=True)) for p in names]
-        if self.numpy and self.chance(5 if self.repeated_arguments or self.views else 3):
+        if self.numpy and (self.writes or self.chance(5 if self.repeated_arguments or self.views else 3)):
             names.append("v")
             parameters.append(("v", _Variable(VECTOR, differentiated=True)))
         if self.views and self.chance(2):
@@ -1613,6 +1617,7 @@ def programs(
     captured_arguments: bool = True,
     rebinding: bool = True,
     mutation: bool = True,
+    writes: bool = False,
     starred: bool = True,
     exceptions: bool = True,
     walrus: bool = True,
@@ -1652,6 +1657,8 @@ def programs(
       `vact0 = np.tanh`) that check_program rebinds (`Program.rebinding`) between two gradient
       runs of the same program, checking the second against the rebound semantics.
     - `mutation`: writes in place into vectors the function made, aliases of them (mutations.py).
+    - `writes`: a mutation soak: the entry always takes a vector and writes are drawn WRITE_WEIGHT
+      times as often (off by default, which leaves the default draws as they were).
     - `starred`: `s0(u, *rest, **kw)`, `s0(*t)`, `h(e, *t[:1])`, `h(**{...})`, `max(*t)`, `a, *rest = t`
       (also in `for`), `(*t, e)`; `exceptions`: `try` raising on the data (also in a helper),
       handlers falling through, returning, jumping, re-raising; `finally`, `else`; `with` over
@@ -1734,9 +1741,7 @@ def _check(program: Program, first: bool) -> GradCheck | None:
         assume(False)
         raise  # not reached: assume raises
     if not _same(value, expected):
-        raise AssertionError(
-            f"value_and_grad returns {value!r} but the function returns {expected!r}{when}"
-        )
+        raise AssertionError(f"value_and_grad returns {value!r} but the function returns {expected!r}{when}")
     try:
         result = check_grad(f, *program.arguments, argnums=program.argnums)
     except AssertionError as error:
@@ -1882,19 +1887,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-closures", action="store_true", help="no lambdas or nested defs")
     for switch in _ALIASING_SWITCHES + forms.SWITCHES:
         parser.add_argument(f"--no-{switch.replace('_', '-')}", action="store_true", help=f"{switch}=False")
+    parser.add_argument("--writes", action="store_true", help="a mutation soak: writes in place in most programs")
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     parser.add_argument("--show", type=int, metavar="K", help="print K programs and exit")
     arguments = parser.parse_args(argv)
-    options = {"numpy": not arguments.no_numpy, "closures": not arguments.no_closures}
+    options = {"numpy": not arguments.no_numpy, "closures": not arguments.no_closures, "writes": arguments.writes}
     options.update({switch: not getattr(arguments, f"no_{switch}") for switch in _ALIASING_SWITCHES + forms.SWITCHES})
     soak_options = {**options, "shrink": not arguments.no_shrink}
     if arguments.show:
         from hypothesis import HealthCheck, given, seed, settings
 
         @seed(arguments.seed)
-        @settings(
-            max_examples=arguments.show, database=None, suppress_health_check=list(HealthCheck)
-        )
+        @settings(max_examples=arguments.show, database=None, suppress_health_check=list(HealthCheck))
         @given(programs(**options))
         def show(program: Program) -> None:
             print(repr(program))
@@ -1902,17 +1906,11 @@ def main(argv: list[str] | None = None) -> int:
         show()
         return 0
     started = time.monotonic()
-    counts, failures = soak(
-        arguments.soak, arguments.seed, arguments.jobs, arguments.chunk, **soak_options
-    )
+    counts, failures = soak(arguments.soak, arguments.seed, arguments.jobs, arguments.chunk, **soak_options)
     elapsed = time.monotonic() - started
-    print(
-        f"\n{counts['drawn']} programs drawn in {elapsed:.0f}s ({counts['drawn'] / elapsed:.1f}/s)"
-    )
+    print(f"\n{counts['drawn']} programs drawn in {elapsed:.0f}s ({counts['drawn'] / elapsed:.1f}/s)")
     print("outcomes:", {k: counts[k] for k in ("checked", "skipped", "rejected")})
-    shown = sorted(
-        (k, v) for k, v in counts.items() if k not in ("drawn", "checked", "skipped", "rejected")
-    )
+    shown = sorted((k, v) for k, v in counts.items() if k not in ("drawn", "checked", "skipped", "rejected"))
     print("constructs (programs using each):")
     for construct, number in shown:
         print(f"  {construct:24} {number}")

@@ -1,5 +1,6 @@
 """What the soak runners of `programs` and `fuzz` share: chunks of work run in this process or
-in a pool of worker processes, each chunk's outcome handed to `collect` as it comes."""
+in a pool of worker processes, each chunk's outcome handed to `collect` as it comes; and draws
+that depend on the seed alone (`reproducible_draws`)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,31 @@ def run_chunks(chunk: Callable[[Any], Any], work: Iterable[Any], jobs: int, coll
     with ProcessPoolExecutor(jobs) as pool:
         for outcome in pool.map(chunk, work):
             collect(outcome)
+
+
+def reproducible_draws() -> bool:
+    """Make hypothesis's draws depend on the seed only, not on the modules imported so far.
+
+    Hypothesis (6.1xx) now and then (p = 0.05 a draw) picks a constant from a pool it collects
+    from the source of every local module in `sys.modules`, so one seed drew different programs
+    in a process that had imported more: a generated program's module, another test module, a
+    helper's worktree. Derandomized tests then passed alone and failed after other tests, and a
+    soak's `--seed` did not reproduce its programs in a new process. This keeps the pool of
+    local constants empty (hypothesis's own constants still take part). It patches a private
+    function; where a hypothesis version lacks it, nothing is changed and False is returned
+    (tests/test_testing.py checks that it is True with the version installed)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        empty = providers.Constants(
+            integers=providers.SortedSet(),
+            floats=providers.SortedSet(key=providers.float_to_int),
+            bytes=providers.SortedSet(),
+            strings=providers.SortedSet(),
+        )
+        if not callable(getattr(providers, "_get_local_constants", None)):
+            return False
+    except (ImportError, AttributeError, TypeError):
+        return False
+    providers._get_local_constants = lambda: empty
+    return True
