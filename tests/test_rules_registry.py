@@ -307,3 +307,27 @@ def test_not_differentiable_as_a_decorator_on_arrays():
         np.testing.assert_array_equal(cpsgrad.grad(loss)(X), np.array([2.0, 1.0, 3.0]))
     finally:
         TABLE.remove(TABLE.rules_for(levels)[0])
+
+
+def scaled_tile(x, reps=(2, 1), scale=-1.0, shift=1.0 - 3.0):
+    return np.tile(x, reps) * scale + shift
+
+
+def uses_scaled_tile(x):
+    return np.sum(scaled_tile(x) * np.arange(6.0).reshape(2, 3))
+
+
+def test_a_template_default_stands_in_as_one_value(register):
+    """An omitted argument's default is put where the template reads its parameter: a tuple
+    `(2, 1)` read as `reps[0]`, a negative number or an operation under `**` keep their meaning
+    (they were pasted bare: `2, 1[0]` raised, and `-1.0 ** 2` gave the gradient the wrong sign)."""
+
+    def backward(x, reps=(2, 1), scale=-1.0, shift=1.0 - 3.0):
+        y = scaled_tile(x, reps, scale, shift)
+        y_d = yield y
+        x_d += np.sum(np.reshape(y_d, (reps[0], x.shape[0])), axis=0) * scale**2 / scale * (shift**2 / 4.0)  # noqa: F841
+
+    register(scaled_tile, backward)
+    expected = -np.arange(6.0).reshape(2, 3).sum(axis=0)
+    assert np.array_equal(cpsgrad.grad(uses_scaled_tile)(X), expected)
+    assert "(-1.0)" in cpsgrad.show(uses_scaled_tile) and "(2, 1)" in cpsgrad.show(uses_scaled_tile)

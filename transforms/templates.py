@@ -32,10 +32,22 @@ def kept_steps(rule: Rule, active: set[str]) -> list[Step]:
 
 
 def defaults(rule: Rule) -> dict[str, cst.BaseExpression]:
-    """A template's parameter defaults, as the expressions written in it."""
+    """A template's parameter defaults, as the expressions written in it, each an atom where it
+    stands in for its parameter (`reps=(2, 1)` read as `reps[0]`, `scale=-1.0` as `scale ** 2`)."""
     parameters = rule.definition.params
     every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-    return {p.name.value: syntax.strip_parentheses(p.default) for p in every if p.default is not None}
+    return {p.name.value: _as_atom(p.default) for p in every if p.default is not None}
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Call, cst.Subscript)
+
+
+def _as_atom(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` in parentheses unless it is an atom (or an empty tuple, which has its own)."""
+    node = syntax.strip_parentheses(node)
+    if isinstance(node, _ATOMS + (cst.List, cst.Dict, cst.Set)) or (isinstance(node, cst.Tuple) and not node.elements):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 _READS: dict[tuple[int, tuple[int, ...]], tuple[Rule, list[str]]] = {}
