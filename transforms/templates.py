@@ -36,18 +36,7 @@ def defaults(rule: Rule) -> dict[str, cst.BaseExpression]:
     stands in for its parameter (`reps=(2, 1)` read as `reps[0]`, `scale=-1.0` as `scale ** 2`)."""
     parameters = rule.definition.params
     every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
-    return {p.name.value: _as_atom(p.default) for p in every if p.default is not None}
-
-
-_ATOMS = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Call, cst.Subscript)
-
-
-def _as_atom(node: cst.BaseExpression) -> cst.BaseExpression:
-    """`node` in parentheses unless it is an atom (or an empty tuple, which has its own)."""
-    node = syntax.strip_parentheses(node)
-    if isinstance(node, _ATOMS + (cst.List, cst.Dict, cst.Set)) or (isinstance(node, cst.Tuple) and not node.elements):
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return {p.name.value: parenthesized(p.default) for p in every if p.default is not None}
 
 
 _READS: dict[tuple[int, tuple[int, ...]], tuple[Rule, list[str]]] = {}
@@ -66,11 +55,21 @@ def reads(rule: Rule, steps: list[Step]) -> list[str]:
     return cached[1]
 
 
+_ATOMS = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Call, cst.Subscript)
+_DISPLAYS = (cst.List, cst.Dict, cst.Set)
+
+
 def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
-    """An argument as it stands in for a parameter: a unary operation in parentheses."""
-    if isinstance(node, cst.UnaryOperation):
-        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return node
+    """An argument or a default as it stands in for a parameter: in parentheses unless it is an
+    atom or a display (an empty tuple keeps its own), so `-1.0` read as `scale ** 2` and `(2, 1)`
+    read as `reps[0]` keep their meaning. What is not one expression (the arguments a starred
+    parameter packs) is left as it is."""
+    if not isinstance(node, cst.BaseExpression):
+        return node
+    node = syntax.strip_parentheses(node)
+    if isinstance(node, _ATOMS + _DISPLAYS) or (isinstance(node, cst.Tuple) and not node.elements):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 class _WithoutUnbroadcast(cst.CSTTransformer):

@@ -575,8 +575,8 @@ def _estimate(
             probe, probe_executed = _run_traced(f, shifted)
         except Exception as error:
             raise _Skip(f"f raises {type(error).__name__}: {error} at {where}") from None
-        if _outside_libraries(probe_executed) != mine:
-            raise _Skip(f"branch change: {_first_difference(mine, _outside_libraries(probe_executed))} at {where}")
+        if (theirs := _outside_libraries(probe_executed)) != mine:
+            raise _Skip(f"branch change: {_first_difference(mine, theirs)} at {where}")
         probe = _real(f, probe)
         if not math.isfinite(probe):
             raise _Skip(f"f returns {probe!r} at {where}")
