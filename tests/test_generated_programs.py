@@ -225,3 +225,22 @@ def test_rebinding_a_module_function_alias_is_followed():
     program = Program(REBOUND_ALIAS, (0.5, 1), (0,), frozenset({"rebinding"}), {"act0": "math.cos"})
     _checked(program)
 
+
+
+def test_a_mutation_soak_program_reads_no_name_before_it_is_bound():
+    """programs(writes=True) draws writes in place in most programs; none of them may read a
+    local before assigning it (the list-copy write once drew its slot's value after naming its
+    result, so `q[0] = w * v` came before `w = ...`: the original raised UnboundLocalError)."""
+
+    @settings(max_examples=150, deadline=None, database=None, derandomize=True)
+    @given(programs(writes=True))
+    def run(program):
+        with program:
+            try:
+                program.function(*program.arguments)
+            except NameError as error:  # UnboundLocalError included
+                raise AssertionError(f"{error}\n{program.source}") from None
+            except Exception:  # raising on the data (try forms, domains) is the program's own
+                pass
+
+    run()

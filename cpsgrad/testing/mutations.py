@@ -88,11 +88,12 @@ def _write(builder, indent: str, target: str) -> list[str]:
         builder.note("write", "write-list-copy")
         pair, copied, result = builder.fresh("p"), builder.fresh("q"), builder.fresh("w")
         other = builder.vector_expression(builder.max_depth - 1)
-        fn.scopes[-1][result] = builder.variable(VECTOR)
+        slot, written = builder.draw(st.integers(0, 1)), builder.vector_expression(builder.max_depth - 1)
+        fn.scopes[-1][result] = builder.variable(VECTOR)  # after the expressions: they must not read it
         return [
             f"{indent}{pair} = [{target}, {other}]",
             f"{indent}{copied} = list({pair})",
-            f"{indent}{copied}[{builder.draw(st.integers(0, 1))}] = {builder.vector_expression(builder.max_depth - 1)}",
+            f"{indent}{copied}[{slot}] = {written}",
             f"{indent}{result} = {copied}[0] * {pair}[0] + {copied}[1] - {pair}[1]",
         ]
     if form == 11:  # a helper writing into the buffer it is given, in a loop that reads the buffer first
