@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 import cpsgrad
 from cpsgrad.testing.forms import SWITCHES
 from cpsgrad.testing.programs import Program, check_program, programs
+from tests.drawing import draw_until_seen
 
-# switch -> (constructs each must draw in 300 programs of up to 10 statements, a regex the source of a program noting the
+# switch -> (constructs each must draw in up to 4 rounds of 300 programs of up to 10 statements, a regex the source of a program noting the
 # first must match)
 CONSTRUCTS = {
     "starred": (
@@ -42,18 +43,14 @@ def _only(switch, **options):
 @pytest.mark.parametrize("switch", SWITCHES)
 def test_each_switch_draws_its_constructs(switch):
     wanted, pattern = CONSTRUCTS[switch]
-    seen, sources = set(), []
+    sources = []
 
-    @settings(max_examples=300, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
-    @given(_only(switch, max_statements=10))
     def collect(program):
-        seen.update(program.constructs)
         if wanted & program.constructs:
             sources.append(program.source)
         compile(program.source, "<generated>", "exec")
 
-    collect()
-    assert sorted(wanted - seen) == []
+    assert sorted(draw_until_seen(_only(switch, max_statements=10), wanted, 300, each=collect)) == []
     assert any(re.search(pattern, source) for source in sources)
 
 
