@@ -30,6 +30,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
             "alias_after_update",
             "alias_after_write",
             "appended",
+            "checked_view",
             "concatenation",
             "construct",
             "dict_get",
@@ -48,6 +49,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
             "repetition",
             "reversed_list",
             "zip_",
+            "view_after_write",
             "zip_three",
         }
     ),

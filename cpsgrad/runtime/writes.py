@@ -27,7 +27,7 @@ from cpsgrad.runtime import objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
 from cpsgrad.runtime.broadcasting import unbroadcast
 from cpsgrad.runtime.checks import _located
-from cpsgrad.runtime.indexing import _is_basic
+from cpsgrad.runtime.indexing import _is_basic, index_adjoint
 
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
@@ -137,6 +137,65 @@ def alias_after_write(alias, target, where: str = ""):
         f"{construct} (a write into a {type(target).__name__} another name may share)",
         "a name that shared this value before an augmented assignment rebound it is read after the write, "
         "which cpsgrad does not differentiate; copy the value (.copy()) before writing into it",
+    )
+
+
+def _same_view(view, base, key) -> bool:
+    """Whether `view` is exactly `base[key]`: the same memory, shape and strides (a basic subscript of
+    an array); False where they share no memory (a copy: a list's slice, a numpy scalar)."""
+    if type(view) is not _ndarray or type(base) is not _ndarray or not np.may_share_memory(view, base):
+        return False
+    again = base[key]
+    return (
+        type(again) is _ndarray
+        and again.__array_interface__["data"][0] == view.__array_interface__["data"][0]
+        and again.shape == view.shape
+        and again.strides == view.strides
+    )
+
+
+def _shares(view, base) -> bool:
+    return type(view) is _ndarray and type(base) is _ndarray and np.shares_memory(view, base)
+
+
+def view_after_write(view, base, key, where: str = ""):
+    """`r = x[key]` again after a write into x (transforms/identities.py): where r is that view of x,
+    x[key] (a new view of the same memory, its gradient x's after the write); where r shares no
+    memory with x (a numpy scalar, a list's slice: copies), r itself; anything between is refused."""
+    if _same_view(view, base, key):
+        return base[key]
+    if not _shares(view, base):
+        return view
+    location, construct = _located(where)
+    raise UnsupportedError(
+        location, f"{construct} (a view read after the write)",
+        "a name that is a part of the written array is read after the write, and it is no longer the part "
+        "its subscript names; read the array itself, or copy the part (.copy()) before writing",
+    )
+
+
+def view_adjoint(adjoint, view, base, key, result, to_base: bool):
+    """The adjoint `view_after_write(view, base, key)` and `checked_view` hand on: to `base` at `key`
+    where the result is not `view` (taken from the base), else all to `view`."""
+    if (result is not view) is not to_base:
+        return 0.0
+    return index_adjoint(base, key, adjoint) if to_base else adjoint
+
+
+def checked_view(view, base, key, where: str = ""):
+    """What `base[key] = ...` writes after a write into `view` (transforms/identities.py: Python's base
+    sees a write into its view): `view` where it is exactly `base[key]`; `base[key]` itself (the write
+    then changes nothing) where they share no memory (a copy, or `x op= y` rebound a number); anything
+    between is refused."""
+    if _same_view(view, base, key):
+        return view
+    if not _shares(view, base):
+        return base[key]
+    location, construct = _located(where)
+    raise UnsupportedError(
+        location, f"{construct} (a write into a view, its base read after it)",
+        "the written value is not the part of the array its subscript names (a copy, or the subscript "
+        "changed); write into the array itself (x[key] = ...), or copy the part (.copy()) first",
     )
 
 
