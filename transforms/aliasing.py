@@ -38,7 +38,7 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax, writes
 from cpsgrad.transforms.activity import is_active_value
 from cpsgrad.transforms.callee_analysis import analysed, assignments
-from cpsgrad.transforms.identities import CHECKS, Identities, identity_source
+from cpsgrad.transforms.identities import Identities, identity_source
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
@@ -133,14 +133,7 @@ class _Analysis(Sharing, Identities):
         self.chained: dict = {}  # (id(call), position) -> the parameters a user call is given to write into
         self.callee_writes = None  # (callee, call, position) -> whether it writes there (callee_writes.writes_into)
         self.stale_updates: dict[int, str] = {}
-        # names that are the written array itself on every path, refreshed after the write (see `refresh`)
-        self.identity: dict = {}  # definition -> the definition whose object it surely is (a name copy, a write)
-        self.loose: dict = {}  # the same, through `x op= y` too (the same object where it was in place)
-        self.views: dict = {}  # definition of `r = x[key]` -> (x, x's identities, the subscript)
-        self.refreshable: dict = {}  # (id(write or update), name) -> how name follows the array written there
-        self.refreshes: dict[int, dict[str, str]] = {}  # id(write) -> {name: "copy" or "checked"} after it
-        self.update_aliases: dict[int, dict] = {}  # id(`x = x op y`) -> {name sharing x read after it: how}
-        self.refreshing = True  # whether those names are rebound (else a read of their old version is refused)
+        self.start_identities()  # names that are the written array itself, or its view or base (identities.py)
 
     # -- the dataflow ------------------------------------------------------------------------
     def run(self, body) -> None:
@@ -388,10 +381,8 @@ class _Analysis(Sharing, Identities):
             return
         if isinstance(node, cst.Attribute) and node.attr.value in _STATIC_ATTRIBUTES:
             return  # x.shape: a write never changes it
-        if id(statement) in self.normalized.base_writes or (
-            isinstance(node, cst.Call) and (identity_source(node) is not None or syntax.dotted_name(node.func) in CHECKS)
-        ):
-            return  # alias_after_update(a, x), view_after_write(r, x, key), a view's base written: read on purpose
+        if self.read_on_purpose(statement, node):
+            return
         for name in syntax.variables_read(node):
             for definition, marks in state.get(name, ()):
                 for writer, kind, active in marks:

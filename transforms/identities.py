@@ -24,6 +24,22 @@ class Identities:
     """The identity bookkeeping of aliasing's _Analysis (reads `identity`, `loose`, `numbers`,
     `refreshing`, and fills `refreshable`)."""
 
+    def start_identities(self) -> None:
+        self.identity: dict = {}  # definition -> the definition whose object it surely is (a name copy, a write)
+        self.loose: dict = {}  # the same, through `x op= y` too (the same object where it was in place)
+        self.views: dict = {}  # definition of `r = x[key]` -> (x, x's loose identities, the subscript)
+        self.refreshable: dict = {}  # (id(write or update), name) -> how name follows the array written there
+        self.refreshes: dict[int, dict] = {}  # id(write) -> {name: "copy", "checked", ("view"/"base", subscript)}
+        self.update_aliases: dict[int, dict] = {}  # id(`x = x op y`) -> {name sharing x read after it: how}
+        self.refreshing = True  # whether those names are rebound (else a read of their old version is refused)
+
+    def read_on_purpose(self, statement, node) -> bool:
+        """`alias_after_update(a, x)`, `view_after_write(r, x, key)`, `checked_view`, and a view's base
+        written with it (writes.py) read the stale value on purpose."""
+        return id(statement) in self.normalized.base_writes or (
+            isinstance(node, cst.Call) and (identity_source(node) is not None or syntax.dotted_name(node.func) in CHECKS)
+        )
+
     def common(self, identity: dict, sources: list, definition):
         """The definition whose object `definition`, made from `sources` (a name copy's reaching
         definitions, a write's target before it), is by `identity`: their common one, else its own."""
