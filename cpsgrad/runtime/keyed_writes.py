@@ -26,6 +26,8 @@ import sys
 
 import numpy as np
 
+from cpsgrad.errors import UnsupportedError
+
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
 
@@ -34,8 +36,25 @@ class KeyedWrite:
     """A write `runtime/writes.py` hands over: the key knows what the call writes and touches."""
 
     __slots__ = ()
+    label = ""
 
     def write(self, target, value) -> None:
+        _require_array(target, self.label)
+        for what, operand in self._operands(value):
+            if type(operand) is _ndarray and np.may_share_memory(operand, target):
+                # numpy reads such an operand as it writes (np.place does): the values would not be
+                # the ones the derivative assumes, read before the call
+                raise UnsupportedError(
+                    None,
+                    f"{self.label} whose {what} shares memory with the array it writes into",
+                    f"pass a copy: {self.label.split('(')[0]}(x, ..., {what}.copy())",
+                )
+        self._call(target, value)
+
+    def _operands(self, value):
+        return (("value", value),)
+
+    def _call(self, target, value) -> None:
         raise NotImplementedError
 
     def save(self, target):
@@ -49,6 +68,16 @@ class KeyedWrite:
 
     def target_adjoint(self, adjoint, target):
         raise NotImplementedError
+
+
+def _require_array(target, label: str) -> None:
+    if type(target) is not _ndarray:
+        raise UnsupportedError(
+            None,
+            f"{label} into a {type(target).__name__}",
+            "cpsgrad differentiates it into a numpy array (np.ndarray itself, not a subclass); convert first: "
+            "x = np.array(x)",
+        )
 
 
 def _exclusive_copy(adjoint, target, references: int):
@@ -86,10 +115,18 @@ class UfuncAt(KeyedWrite):
         self.factors = factors  # multiply's v: the target's adjoint is scaled by it
         self.index = indices if type(indices) is tuple else (indices,)  # how ufunc.at reads them
 
-    def write(self, target, value) -> None:
+    @property
+    def label(self) -> str:
+        return f"np.{self.ufunc.__name__}.at"
+
+    def _operands(self, value):
+        return (("value", value), ("indices", self.indices))
+
+    def _call(self, target, value) -> None:
         self.ufunc.at(target, self.indices, value)
 
     def save(self, target):
+        _require_array(target, self.label)
         return np.array(target[self.index])  # the touched elements (a repeat saved twice, restored alike)
 
     def restore(self, target, saved) -> None:
@@ -153,10 +190,8 @@ class FlatWrite(KeyedWrite):
     def _sources(self, size: int):
         return np.arange(len(self.positions), dtype=np.intp) % size  # v repeated cyclically, in order
 
-    def write(self, target, value) -> None:
-        self._call(target, value)
-
     def save(self, target):
+        _require_array(target, self.label)
         return target.flat[self._place(target)]  # a copy
 
     def restore(self, target, saved) -> None:
@@ -195,6 +230,10 @@ def _last_occurrences(positions: np.ndarray):
 
 class Put(FlatWrite):
     __slots__ = ("ind", "mode")
+    label = "np.put"
+
+    def _operands(self, value):
+        return (("value", value), ("indices", self.ind))
 
     def __init__(self, ind, mode):
         super().__init__()
@@ -219,6 +258,10 @@ class Put(FlatWrite):
 
 class Putmask(FlatWrite):
     __slots__ = ("mask",)
+    label = "np.putmask"
+
+    def _operands(self, value):
+        return (("value", value), ("mask", self.mask))
 
     def __init__(self, mask):
         super().__init__()
@@ -236,6 +279,10 @@ class Putmask(FlatWrite):
 
 class Place(FlatWrite):
     __slots__ = ("mask",)
+    label = "np.place"
+
+    def _operands(self, value):
+        return (("value", value), ("mask", self.mask))
 
     def __init__(self, mask):
         super().__init__()
@@ -250,6 +297,7 @@ class Place(FlatWrite):
 
 class Diagonal(FlatWrite):
     __slots__ = ("wrap",)
+    label = "np.fill_diagonal"
 
     def __init__(self, wrap):
         super().__init__()
