@@ -15,6 +15,8 @@ import pytest
 import cpsgrad
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing import check_grad
+from cpsgrad.testing.programs import check_program, programs
+from tests.drawing import draw_until_seen
 
 W = np.arange(1.0, 7.0)
 REPEATS = np.array([0, 2, 0, 5, 2, 0])
@@ -376,3 +378,21 @@ def test_an_int_target_counts_without_a_gradient():
     x = np.array([1.0, 2.0, 3.0])
     assert cpsgrad.value_and_grad(counts)(x)[0] == counts(x)
     np.testing.assert_array_equal(cpsgrad.grad(counts)(x), [2.0, 0.0, 1.0])
+
+
+def test_the_generator_draws_ufunc_at_and_put_writes_and_they_pass():
+    """programs(writes=True) draws `np.add.at`-like and `np.put`-like writes (cpsgrad/testing/
+    mutations.py); each program holding one checks out (value exact, gradient against finite
+    differences) or is one of the refusals check_program accepts."""
+    checked = []
+
+    def each(program):
+        if program.constructs & {"write-ufunc-at", "write-put"}:
+            with program:
+                check_program(program)  # raises on a wrong value or gradient
+            checked.append(program)
+
+    missing = draw_until_seen(programs(writes=True), {"write-ufunc-at", "write-put"}, examples=25, each=each)
+    assert not missing
+    assert any("np.put(" in p.source or "np.putmask(" in p.source or "np.place(" in p.source for p in checked)
+    assert any(".at(" in p.source for p in checked)
