@@ -396,3 +396,27 @@ def test_the_generator_draws_ufunc_at_and_put_writes_and_they_pass():
     assert not missing
     assert any("np.put(" in p.source or "np.putmask(" in p.source or "np.place(" in p.source for p in checked)
     assert any(".at(" in p.source for p in checked)
+
+
+def put_one(x, i):
+    y = np.zeros(4)
+    np.put(y, i, x * 2.0, mode="wrap")
+    np.put(y, i + 1, x * 3.0, mode="clip")
+    np.put(y, -1, x)
+    return np.sum(y * np.array([1.0, 10.0, 100.0, 1000.0]))
+
+
+@pytest.mark.parametrize("i", [-5, -1, 0, 2, 3, 6])
+def test_put_with_an_int_index_in_each_mode(i):
+    expected = put_one(1.5, i)
+    value, gradient = cpsgrad.value_and_grad(put_one)(1.5, i)
+    assert value == expected
+    assert gradient == pytest.approx((expected - put_one(0.0, i)) / 1.5)  # linear in x
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        cpsgrad.grad(put_far_int)(1.0)
+
+
+def put_far_int(x):
+    y = np.zeros(3)
+    np.put(y, 9, x)
+    return np.sum(y)

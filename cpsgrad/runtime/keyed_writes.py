@@ -202,6 +202,10 @@ class FlatWrite(KeyedWrite):
         if target.dtype.kind not in "fc" or type(adjoint) is not _ndarray or size == 0:
             return 0.0
         positions = self._place(target)
+        if len(positions) == 1:  # one position: its adjoint is the first element's
+            flat = np.zeros(size, dtype=adjoint.dtype)
+            flat[int(self._sources(size)[0])] = adjoint.flat[positions[0]]
+            return _shaped(flat.reshape(np.shape(value)), value)
         sources, parts = self._sources(size), adjoint.flat[positions]
         if self.kept is not None:  # a position written twice keeps the last value: only it gets the adjoint
             sources, parts = sources[self.kept], parts[self.kept]
@@ -243,8 +247,10 @@ class Put(FlatWrite):
         np.put(target, self.ind, value, mode=self.mode)
 
     def _resolve(self, target):
-        ind = np.asarray(self.ind).ravel()
         size = target.size
+        if type(self.ind) is int and size:  # one position (a loop's np.put(y, i, v)): no array work
+            return (_flat_position(self.ind, size, self.mode),)
+        ind = np.asarray(self.ind).ravel()
         if self.mode == "wrap":
             return np.mod(ind, size) if size else ind
         if self.mode == "clip":
@@ -254,6 +260,16 @@ class Put(FlatWrite):
         if bad.any():  # numpy's own error, before anything is written
             raise IndexError(f"index {ind[bad][0]} is out of bounds for axis 0 with size {size}")
         return np.where(ind < 0, ind + size, ind)
+
+
+def _flat_position(index: int, size: int, mode) -> int:
+    if mode == "wrap":
+        return index % size
+    if mode == "clip":
+        return min(max(index, 0), size - 1)
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for axis 0 with size {size}")
+    return index + size if index < 0 else index
 
 
 class Putmask(FlatWrite):
@@ -271,10 +287,17 @@ class Putmask(FlatWrite):
         np.putmask(target, self.mask, value)
 
     def _resolve(self, target):
-        return np.flatnonzero(np.asarray(self.mask))
+        return _masked(self.mask, target, "putmask")
 
     def _sources(self, size: int):
         return self.positions % size  # putmask repeats v by position: x.flat[n] = v[n % len(v)]
+
+
+def _masked(mask, target, name: str) -> np.ndarray:
+    mask = np.asarray(mask)
+    if mask.size != target.size:  # numpy's own error, before anything is saved or written
+        raise ValueError(f"{name}: mask and data must be the same size")
+    return np.flatnonzero(mask)
 
 
 class Place(FlatWrite):
@@ -292,7 +315,7 @@ class Place(FlatWrite):
         np.place(target, self.mask, value)
 
     def _resolve(self, target):
-        return np.flatnonzero(np.asarray(self.mask))
+        return _masked(self.mask, target, "place")
 
 
 class Diagonal(FlatWrite):
