@@ -27,6 +27,7 @@ import sys
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime.broadcasting import shaped_like
 
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
@@ -95,14 +96,6 @@ def _exclusive_copy(adjoint, target, references: int):
     return adjoint
 
 
-def _shaped(part, value):
-    """`part` (the adjoint of what `value` broadcast to) summed back to `value`'s shape, in its
-    type (runtime/writes._shaped_like: a list of numbers gets a SequenceAdjoint)."""
-    from cpsgrad.runtime.writes import _shaped_like
-
-    return _shaped_like(part, value)
-
-
 # -- ufunc.at ------------------------------------------------------------------------------------
 
 
@@ -140,7 +133,7 @@ class UfuncAt(KeyedWrite):
             gathered = np.negative(gathered)
         elif self.ufunc is np.multiply:  # after the restore: target holds the values before the call
             gathered = gathered * target[self.index] * self._others(target, value, gathered.shape)
-        return _shaped(gathered, value)
+        return shaped_like(gathered, value)
 
     def target_adjoint(self, adjoint, target):
         if self.ufunc is not np.multiply or type(adjoint) is not _ndarray:
@@ -205,13 +198,13 @@ class FlatWrite(KeyedWrite):
         if len(positions) == 1:  # one position: its adjoint is the first element's
             flat = np.zeros(size, dtype=adjoint.dtype)
             flat[int(self._sources(size)[0])] = adjoint.flat[positions[0]]
-            return _shaped(flat.reshape(np.shape(value)), value)
+            return shaped_like(flat.reshape(np.shape(value)), value)
         sources, parts = self._sources(size), adjoint.flat[positions]
         if self.kept is not None:  # a position written twice keeps the last value: only it gets the adjoint
             sources, parts = sources[self.kept], parts[self.kept]
         flat = np.zeros(size, dtype=adjoint.dtype)
         np.add.at(flat, sources, parts)
-        return _shaped(flat.reshape(np.shape(value)), value)
+        return shaped_like(flat.reshape(np.shape(value)), value)
 
     def target_adjoint(self, adjoint, target):
         if type(adjoint) is not _ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime import keyed_writes, objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import shaped_like, unbroadcast
 from cpsgrad.runtime.indexing import _is_basic
 
 _ndarray = np.ndarray
@@ -182,7 +182,7 @@ def written_adjoint(adjoint, target, key, value):
             part = part * _kept(target.shape, key)
         elif type(part) is _ndarray:  # a view: overwritten_adjoint zeroes it next, in place
             part = part.copy()
-        return _shaped_like(part, value)
+        return shaped_like(part, value)
     if kind is list and type(key) is slice:
         return SequenceAdjoint(adjoint[key]) if isinstance(adjoint, SequenceAdjoint) else 0.0
     if kind is dict:
@@ -229,16 +229,6 @@ def _kept(shape: tuple, key) -> np.ndarray:
     order = np.arange(count, dtype=np.intp).reshape(np.shape(probe[key]))
     probe[key] = order
     return (probe[key] == order).astype(np.float64)
-
-
-def _shaped_like(part, value):
-    """`part` (an adjoint of `x[key]`) as the adjoint of the value written there, which
-    broadcast to that shape: summed back to it, in its type (a list or tuple of numbers or arrays
-    gets a `SequenceAdjoint`)."""
-    if isinstance(value, (list, tuple)):
-        reduced = unbroadcast(part, np.zeros(np.shape(value)))
-        return SequenceAdjoint(_shaped_like(reduced[position], element) for position, element in enumerate(value))
-    return unbroadcast(part, value)
 
 
 # -- writes into the arrays of parameters: the caller's consent ----------------------------------
