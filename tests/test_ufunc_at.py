@@ -420,3 +420,68 @@ def put_far_int(x):
     y = np.zeros(3)
     np.put(y, 9, x)
     return np.sum(y)
+
+
+def complex_scatter(z, w):
+    y = z * 1.0
+    np.add.at(y, [0, 0, 2], w)
+    np.multiply.at(y, [1, 1], w[:2])
+    return np.sum(np.abs(y) ** 2)
+
+
+def jax_complex_scatter(z, w):
+    y = (z * 1.0).at[jnp.array([0, 0, 2])].add(w)
+    y = y * jnp.stack([1.0, w[0] * w[1], 1.0])
+    return jnp.sum(jnp.abs(y) ** 2)
+
+
+def test_complex_values_follow_jaxs_convention():
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=3) + 1j * rng.normal(size=3)
+    w = rng.normal(size=3) + 1j * rng.normal(size=3)
+    assert cpsgrad.value_and_grad(complex_scatter)(z, w)[0] == complex_scatter(z, w)
+    ours = cpsgrad.grad(complex_scatter, argnums=(0, 1))(z, w)
+    with jax.enable_x64(True):
+        theirs = jax.grad(jax_complex_scatter, argnums=(0, 1))(jnp.asarray(z), jnp.asarray(w))
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine, np.asarray(reference), rtol=1e-9, atol=1e-12)
+
+
+def keywords(x, v):
+    y = np.zeros(3)
+    np.put(y, ind=[2, 0], v=x[:2], mode="clip")
+    B = np.zeros((2, 2))
+    np.fill_diagonal(B, val=v, wrap=False)
+    np.putmask(y, mask=np.array([False, True, False]), values=v * 2.0)
+    return np.sum(y * np.array([1.0, 2.0, 3.0])) + np.sum(B * B)
+
+
+def test_numpys_keywords_bind_as_numpy_binds_them():
+    x, v = np.array([0.5, -1.5, 2.0]), 0.75
+    assert cpsgrad.value_and_grad(keywords, argnums=(0, 1))(x, v)[0] == keywords(x, v)
+    check_grad(keywords, x, v, argnums=(0, 1))
+
+
+def starred(x):
+    y = x * 1.0
+    arguments = ([0], 1.0)
+    np.put(y, *arguments)
+    return np.sum(y)
+
+
+def test_starred_arguments_are_refused_with_the_rewrite():
+    with pytest.raises(UnsupportedError, match=r"np\.put with starred arguments.*pass each argument by itself"):
+        cpsgrad.grad(starred)(np.ones(2))
+
+
+def float32_scatter(x):
+    y = np.zeros(3, dtype=np.float32)
+    np.add.at(y, [0, 0, 1], x * 2.0)
+    return np.sum(y * y)
+
+
+def test_a_float32_target_keeps_its_dtype_and_gradient():
+    x = np.array([0.5, 1.0, -2.0], dtype=np.float32)
+    value, gradient = cpsgrad.value_and_grad(float32_scatter)(x)
+    assert value == float32_scatter(x) and gradient.dtype == np.float32
+    check_grad(float32_scatter, x)
