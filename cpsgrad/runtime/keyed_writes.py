@@ -73,11 +73,12 @@ class KeyedWrite:
 
 def _require_array(target, label: str) -> None:
     if type(target) is not _ndarray:
+        kind = type(target).__name__
+        convert = "x = cpsgrad.to_host(x)" if kind == "DeviceArray" else "x = np.array(x)"  # never written in place
         raise UnsupportedError(
             None,
-            f"{label} into a {type(target).__name__}",
-            "cpsgrad differentiates it into a numpy array (np.ndarray itself, not a subclass); convert first: "
-            "x = np.array(x)",
+            f"{label} into a {kind}",
+            f"cpsgrad differentiates it into a numpy array (np.ndarray itself, not a subclass); convert first: {convert}",
         )
 
 
