@@ -485,3 +485,23 @@ def test_a_float32_target_keeps_its_dtype_and_gradient():
     value, gradient = cpsgrad.value_and_grad(float32_scatter)(x)
     assert value == float32_scatter(x) and gradient.dtype == np.float32
     check_grad(float32_scatter, x)
+
+
+def put_mode(x, mode):
+    y = np.zeros(3)
+    np.put(y, [4, -5], x, mode=mode)
+    return np.sum(y * np.array([1.0, 10.0, 100.0]))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip", 0, 1])
+def test_put_reads_the_mode_as_numpy_does(mode):
+    x = np.array([2.0, 3.0])
+    expected = put_mode(x, mode)
+    value, gradient = cpsgrad.value_and_grad(put_mode)(x, mode)
+    assert value == expected
+    np.testing.assert_allclose(gradient, [put_mode(np.array([1.0, 0.0]), mode), put_mode(np.array([0.0, 1.0]), mode)])
+
+
+def test_put_refuses_a_mode_numpy_refuses():
+    with pytest.raises(ValueError, match="clipmode must be one of"):
+        cpsgrad.grad(put_mode)(np.ones(2), "x")

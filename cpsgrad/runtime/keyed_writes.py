@@ -241,19 +241,30 @@ class Put(FlatWrite):
         np.put(target, self.ind, value, mode=self.mode)
 
     def _resolve(self, target):
-        size = target.size
+        size, mode = target.size, _clip_mode(self.mode)
         if type(self.ind) is int and size:  # one position (a loop's np.put(y, i, v)): no array work
-            return (_flat_position(self.ind, size, self.mode),)
+            return (_flat_position(self.ind, size, mode),)
         ind = np.asarray(self.ind).ravel()
-        if self.mode == "wrap":
+        if mode == "wrap":
             return np.mod(ind, size) if size else ind
-        if self.mode == "clip":
+        if mode == "clip":
             return np.clip(ind, 0, max(size - 1, 0))
         ind = ind.astype(np.intp, casting="safe")
         bad = (ind >= size) | (ind < -size)
         if bad.any():  # numpy's own error, before anything is written
             raise IndexError(f"index {ind[bad][0]} is out of bounds for axis 0 with size {size}")
         return np.where(ind < 0, ind + size, ind)
+
+
+_MODES = {"raise": "raise", "wrap": "wrap", "clip": "clip", None: "raise", 0: "clip", 1: "wrap", 2: "raise"}
+
+
+def _clip_mode(mode) -> str:
+    """numpy's reading of `mode=` (its enum's ints and None too), or numpy's own error."""
+    try:
+        return _MODES[mode]
+    except (KeyError, TypeError):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})") from None
 
 
 def _flat_position(index: int, size: int, mode) -> int:
