@@ -277,50 +277,42 @@ def _flat_position(index: int, size: int, mode) -> int:
     return index + size if index < 0 else index
 
 
-class Putmask(FlatWrite):
-    __slots__ = ("mask",)
-    label = "np.putmask"
+class _Masked(FlatWrite):
+    """The elements where `mask` holds (np.putmask, np.place: the mask has the target's size)."""
 
-    def _operands(self, value):
-        return (("value", value), ("mask", self.mask))
+    __slots__ = ("mask",)
 
     def __init__(self, mask):
         super().__init__()
         self.mask = mask
 
-    def _call(self, target, value):
-        np.putmask(target, self.mask, value)
+    def _operands(self, value):
+        return (("value", value), ("mask", self.mask))
 
     def _resolve(self, target):
-        return _masked(self.mask, target, "putmask")
+        mask = np.asarray(self.mask)
+        if mask.size != target.size:  # numpy's own error, before anything is saved or written
+            raise ValueError(f"{self.label[3:]}: mask and data must be the same size")
+        return np.flatnonzero(mask)
+
+
+class Putmask(_Masked):
+    __slots__ = ()
+    label = "np.putmask"
+
+    def _call(self, target, value):
+        np.putmask(target, self.mask, value)
 
     def _sources(self, size: int):
         return self.positions % size  # putmask repeats v by position: x.flat[n] = v[n % len(v)]
 
 
-def _masked(mask, target, name: str) -> np.ndarray:
-    mask = np.asarray(mask)
-    if mask.size != target.size:  # numpy's own error, before anything is saved or written
-        raise ValueError(f"{name}: mask and data must be the same size")
-    return np.flatnonzero(mask)
-
-
-class Place(FlatWrite):
-    __slots__ = ("mask",)
-    label = "np.place"
-
-    def _operands(self, value):
-        return (("value", value), ("mask", self.mask))
-
-    def __init__(self, mask):
-        super().__init__()
-        self.mask = mask
+class Place(_Masked):
+    __slots__ = ()
+    label = "np.place"  # v taken in order, repeated
 
     def _call(self, target, value):
         np.place(target, self.mask, value)
-
-    def _resolve(self, target):
-        return _masked(self.mask, target, "place")
 
 
 class Diagonal(FlatWrite):
