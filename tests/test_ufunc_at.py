@@ -505,3 +505,24 @@ def test_put_reads_the_mode_as_numpy_does(mode):
 def test_put_refuses_a_mode_numpy_refuses():
     with pytest.raises(ValueError, match="clipmode must be one of"):
         cpsgrad.grad(put_mode)(np.ones(2), "x")
+
+
+def place_other_size(x):
+    y = x * 1.0
+    np.place(y, np.array([True, False]), 1.0)
+    return np.sum(y)
+
+
+def putmask_other_size(x):
+    y = x * 1.0
+    np.putmask(y, np.array([True, False]), 1.0)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("program", [place_other_size, putmask_other_size])
+def test_a_mask_of_another_size_raises_numpys_error(program):
+    with pytest.raises(ValueError) as original:
+        program(np.ones(3))
+    with pytest.raises(ValueError) as ours:
+        cpsgrad.grad(program)(np.ones(3))
+    assert str(ours.value) == str(original.value)
