@@ -61,14 +61,15 @@ def method_put(normalizer, node: cst.Call, out: list) -> cst.BaseExpression:
 
 
 def _ufunc_at(normalizer, node: cst.Call, ufunc: np.ufunc, out: list) -> cst.BaseExpression:
-    label = f"np.{ufunc.__name__}.at"
-    if ufunc.__name__ not in _AT:
+    name = ufunc.__name__
+    label = f"np.{name}.at" if getattr(np, name, None) is ufunc else f"{name}.at"
+    if name not in _AT or getattr(np, name, None) is not ufunc:  # numpy's own (not a vectorized "add")
         normalizer.reject(
             node,
             f"call that changes an array in place ({label})",
-            f"cpsgrad differentiates np.add.at, np.subtract.at and np.multiply.at; {label} is not differentiated "
-            f"(its derivative depends on which update wins at a repeated index): write the loop "
-            f"`for j, i in enumerate(idx): x[i] = np.{ufunc.__name__}(x[i], v[j])`, or compute a new array",
+            f"cpsgrad differentiates np.add.at, np.subtract.at and np.multiply.at only; write {label} as the "
+            f"loop `for j, i in enumerate(idx): x[i] = {label[:-3]}(x[i], v[j])` (an integer array idx, one "
+            "value per index), or compute a new array",
         )
     bound = _bind(normalizer, node, node.args, ("a", "indices", "b"), label)
     _check_target(normalizer, node, node.args[bound["a"]].value if "a" in bound else None, label)
