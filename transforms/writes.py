@@ -1,6 +1,8 @@
 """Normalize's in-place writes: `x[key] = v`, `x[key] op= v`, and the numpy calls that write into
 an array (`np.copyto(x, v)`, `x.fill(v)`, `x.sort()`, a ufunc's `out=x`), each into the core
-statement `x = cpsgrad_runtime.written(x, key, v)` (or `copied_into(x, v)`).
+statement `x = cpsgrad_runtime.written(x, key, v)` (or `copied_into(x, v)`); `np.add.at`,
+`np.put`, `np.putmask`, `np.place`, `np.fill_diagonal` with a key that does the call
+(transforms/ufunc_writes.py).
 
 The write changes the array in place, exactly as the original does: every name and view sharing
 it sees the change. Assigning the result back to `x` makes the write a definition of `x` for the
@@ -15,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
-from cpsgrad.transforms import attributes, rewriting, syntax
+from cpsgrad.transforms import attributes, rewriting, syntax, ufunc_writes
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -116,12 +118,8 @@ def _slice(normalizer, part: cst.Slice) -> cst.Call:
 
 _REFUSED_FUNCTIONS = {
     np.random.shuffle: "np.random.shuffle({})",
-    np.put: "np.put({}, ...)",
-    np.place: "np.place({}, ...)",
-    np.putmask: "np.putmask({}, ...)",
-    np.fill_diagonal: "np.fill_diagonal({}, ...)",
 }
-_REFUSED_METHODS = frozenset({"partition", "resize", "itemset", "put", "setfield", "shuffle"})
+_REFUSED_METHODS = frozenset({"partition", "resize", "itemset", "setfield", "shuffle"})
 
 
 def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
@@ -143,10 +141,15 @@ def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression |
             ordered = normalizer.temporary_value(cst.Call(_numpy(normalizer, "sort"), arguments), out, node)
             _emit_write(normalizer, target, cst.Ellipsis(), ordered, out, node)
             return cst.Name("None")
+        if method == "put":  # x.put(ind, v, mode=...): np.put (transforms/ufunc_writes.py)
+            return ufunc_writes.method_put(normalizer, node, out)
         if method in _REFUSED_METHODS:
             _refuse(normalizer, node, f"{target}.{method}(...)", target)
         return None
     function = normalizer.resolver.resolve(callee)
+    keyed = ufunc_writes.keyed_call(normalizer, node, function, out)  # np.add.at, np.put, np.putmask, ...
+    if keyed is not None:
+        return keyed
     first = node.args[0].value if node.args else None
     if function is np.copyto and first is not None and _local(normalizer, first) and not keywords:
         values = [normalizer.atom(a.value, out) for a in node.args]
@@ -186,8 +189,8 @@ def _refuse(normalizer, node: cst.Call, call: str, target: str) -> None:
         node,
         f"call that changes an array in place ({call})",
         f"cpsgrad differentiates writes into arrays written as {target}[key] = value, {target}.fill(v), "
-        f"{target}.sort(), np.copyto({target}, v) or out={target}; write it one of those ways, or compute a new "
-        "array",
+        f"{target}.sort(), np.copyto({target}, v), np.put({target}, ...), np.add.at({target}, ...) or "
+        f"out={target}; write it one of those ways, or compute a new array",
     )
 
 

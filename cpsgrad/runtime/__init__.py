@@ -106,6 +106,7 @@ from cpsgrad.runtime.indexing import (
     item_adjoint,
     subscript_of,
 )
+from cpsgrad.runtime.keyed_writes import diagonal_key, place_key, put_key, putmask_key, ufunc_at
 from cpsgrad.runtime.linalg import matmul_left, matmul_right
 from cpsgrad.runtime.list_changes import (  # in-place append/pop of an owned list (issue 15)
     ListAdjoint,
@@ -317,6 +318,11 @@ __all__ = [
     "withdrawing",
     "written",
     "written_adjoint",
+    "ufunc_at",  # keyed writes: np.add.at, np.put, np.putmask, np.place, np.fill_diagonal
+    "put_key",
+    "putmask_key",
+    "place_key",
+    "diagonal_key",
     "zip_length",
     "zipped_adjoint",
 ]

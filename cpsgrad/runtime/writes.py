@@ -12,7 +12,9 @@ else holds the adjoint: a loop filling an n-element array costs O(n) in all).
 
 Arrays take any numpy index (ints, slices, `...`, `None`, integer arrays, masks; where an integer
 array repeats a position, the value written last is the one kept, and only it gets the adjoint);
-lists an int or a slice of the same length as the value; dicts a key.
+lists an int or a slice of the same length as the value; dicts a key. A key that is a
+`keyed_writes.KeyedWrite` (`np.add.at`, `np.put`, `np.putmask`, `np.place`, `np.fill_diagonal`)
+does the work itself.
 """
 
 from __future__ import annotations
@@ -23,15 +25,16 @@ import threading
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.runtime import objects
+from cpsgrad.runtime import keyed_writes, objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import shaped_like, unbroadcast
 from cpsgrad.runtime.checks import _located
 from cpsgrad.runtime.indexing import _is_basic, index_adjoint
 
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
 _MISSING = object()  # a dict key the write added: restoring removes it
+_Keyed = keyed_writes.KeyedWrite
 _books = threading.local()  # per thread: what the run written so far (`open_writes`)
 
 
@@ -79,6 +82,9 @@ def _snapshot(target):
 
 def written(target, key, value):
     """`target[key] = value`, then `target` itself (the same object)."""
+    if isinstance(key, _Keyed):
+        key.write(target, value)
+        return target
     if type(target) is list and type(key) is slice and len(range(len(target))[key]) != len(value):
         raise UnsupportedError(
             None,
@@ -236,6 +242,8 @@ def overwritten(target, key):
     """A copy of what `target[key] = ...` is about to overwrite (only that part)."""
     _note_written(target)
     kind = type(target)
+    if isinstance(key, _Keyed):
+        return key.save(target)
     if kind is _ndarray:
         part = target[key]
         return part.copy() if type(part) is _ndarray else part  # a numpy scalar is a copy already
@@ -252,7 +260,9 @@ def overwritten(target, key):
 
 def restore(target, key, saved) -> None:
     """Undo `target[key] = ...`: put back what `overwritten` saved."""
-    if type(target) is dict and saved is _MISSING:
+    if isinstance(key, _Keyed):
+        key.restore(target, saved)
+    elif type(target) is dict and saved is _MISSING:
         del target[key]
     else:
         target[key] = saved
@@ -262,6 +272,8 @@ def written_adjoint(adjoint, target, key, value):
     """The adjoint of the value written by `target[key] = value`, given the target's after it."""
     if is_zero(adjoint):
         return 0.0
+    if isinstance(key, _Keyed):
+        return key.value_adjoint(adjoint, target, value)
     kind = type(target)
     if kind is _ndarray:
         if target.dtype.kind not in "fc":  # written into ints or bools: truncated, no derivative
@@ -271,7 +283,7 @@ def written_adjoint(adjoint, target, key, value):
             part = part * _kept(target.shape, key)
         elif type(part) is _ndarray:  # a view: overwritten_adjoint zeroes it next, in place
             part = part.copy()
-        return _shaped_like(part, value)
+        return shaped_like(part, value)
     if kind is list and type(key) is slice:
         return SequenceAdjoint(adjoint[key]) if isinstance(adjoint, SequenceAdjoint) else 0.0
     if kind is dict:
@@ -285,6 +297,8 @@ def overwritten_adjoint(adjoint, target, key):
     parameter and getrefcount's argument: a count of 3), any other is copied."""
     if is_zero(adjoint):
         return adjoint
+    if isinstance(key, _Keyed):
+        return key.target_adjoint(adjoint, target)
     kind = type(target)
     if kind is _ndarray:
         if type(adjoint) is not _ndarray:
@@ -316,16 +330,6 @@ def _kept(shape: tuple, key) -> np.ndarray:
     order = np.arange(count, dtype=np.intp).reshape(np.shape(probe[key]))
     probe[key] = order
     return (probe[key] == order).astype(np.float64)
-
-
-def _shaped_like(part, value):
-    """`part` (an adjoint of `x[key]`) as the adjoint of the value written there, which
-    broadcast to that shape: summed back to it, in its type (a list or tuple of numbers or arrays
-    gets a `SequenceAdjoint`)."""
-    if isinstance(value, (list, tuple)):
-        reduced = unbroadcast(part, np.zeros(np.shape(value)))
-        return SequenceAdjoint(_shaped_like(reduced[position], element) for position, element in enumerate(value))
-    return unbroadcast(part, value)
 
 
 # -- writes into the arrays of parameters: the caller's consent ----------------------------------
