@@ -278,14 +278,13 @@ def lu_solve_adjoint(x_d, lu_and_piv, b, x, trans):
 
 
 def sqrtm_adjoint(y_d, y, A):
-    """x x = A: A's adjoint z solves x^T z + z x^T = y_d (the Sylvester operator's adjoint)."""
+    """x x = A: A's adjoint z solves x^T z + z x^T = y_d (the Sylvester operator's adjoint). The
+    principal root is holomorphic (a complex A, or a real one with negative eigenvalues and a
+    complex root: real directions keep them real), so JAX's convention takes the same transposes."""
     if is_zero(y_d):
         return 0.0
-    if np.iscomplexobj(y):
-        refuse("scipy.linalg.sqrtm with a complex result",
-               "cpsgrad does not differentiate complex results yet (the matrix has negative eigenvalues)")
     y_d = given(y_d, y)
-    g = np.empty(np.broadcast_shapes(np.shape(y), np.shape(y_d)))
+    g = np.empty(np.broadcast_shapes(np.shape(y), np.shape(y_d)), np.result_type(y, y_d, 1.0))
     for index in np.ndindex(g.shape[:-2]):
         root_t = y[index].T
         g[index] = scipy.linalg.solve_sylvester(root_t, root_t, y_d[index])
