@@ -81,6 +81,14 @@ SPECS = [
     S("sort axis 0", lambda x, w: np.sum(np.sort(x, axis=0) * w), [M], apart=True),
     S("sort axis None kind", lambda x, w: np.sum(np.sort(x, None, kind="mergesort") * w), [(2, 3, 2)], apart=True),
     S("partition", lambda x, w: np.sum(np.partition(x, 2) * w), [M], apart=True),
+    # median: the middle element, or half to each of the two middle ones (even counts)
+    S("median", lambda x, w: np.median(x) * w, [(3, 3)], apart=True),
+    S("median even count", lambda x, w: np.median(x) * w, [M], apart=True),
+    S("median axis 0 odd", lambda x, w: np.sum(np.median(x, axis=0) * w), [M], apart=True),
+    S("median axis 1 even", lambda x, w: np.sum(np.median(x, 1) * w), [M], apart=True),
+    S("median axes keepdims", lambda x, w: np.sum(np.median(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 3)], apart=True),
+    S("median axis -1 keepdims overwrite_input", lambda x, w: np.sum(np.median(x, -1, keepdims=True, overwrite_input=True) * w),
+      [(2, 3, 2)], apart=True),
     S("partition axis 0 kths", lambda x, w: np.sum(np.partition(x, (0, 2), axis=0) * w), [(4, 3)], apart=True),
     S("partition axis None", lambda x, w: np.partition(x, 3, axis=None)[3] * w, [M], apart=True),
     # selection by index
@@ -145,6 +153,24 @@ def _jnp():
 
 A = np.array
 KINKS = [
+    Kink(
+        "median ties, odd count",
+        lambda x: np.median(x) * 2.0,
+        lambda x: _jnp().median(x) * 2.0,
+        (A([1.0, 2.0, 2.0, 3.0, 2.0]),),
+    ),
+    Kink(
+        "median ties, even count",
+        lambda x: np.median(x) * 2.0,
+        lambda x: _jnp().median(x) * 2.0,
+        (A([3.0, 1.0, 2.0, 2.0]),),
+    ),
+    Kink(
+        "median ties on an axis",
+        lambda x: np.sum(np.median(x, axis=1) * W4[:2]),
+        lambda x: _jnp().sum(_jnp().median(x, axis=1) * W4[:2]),
+        (A([[1.0, 1.0, 0.0, 1.0], [2.0, 0.5, 0.5, 2.0]]),),
+    ),
     Kink(
         "sort ties",
         lambda x: np.sum(np.sort(x) * W4),
@@ -232,7 +258,7 @@ def _unused_attribute(name):
 ZERO_CASES = [
     *[(op, unused(op), (X,)) for op in (
         np.diag, np.diagonal, np.ndarray.diagonal, np.tril, np.triu, np.ndarray.trace, np.fliplr, np.flipud, np.rot90,
-        np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.sort, np.real, np.imag, np.conj, np.ndarray.conj,
+        np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.sort, np.median, np.real, np.imag, np.conj, np.ndarray.conj,
         np.ndarray.conjugate, np.angle, np.real_if_close, np.column_stack, np.dstack,
     )],
     *[(op, unused_with(op, 1), (X,)) for op in (np.roll, np.rollaxis, np.tile, np.repeat, np.ndarray.repeat, np.partition)],

@@ -1,10 +1,16 @@
-"""Derivative rules for numpy's sorting and selection by index: sort, partition, take,
+"""Derivative rules for numpy's sorting and selection by index: sort, partition, median, take,
 take_along_axis, choose, select.
 
 A sort or partition moves elements: the backward sends each output element's adjoint back to the
 element it came from. Tied values are matched in their order of position (a stable sort of input
 and output), so that of equal values the first gets the first sorted position, as JAX's sort.
 `x.sort()` sorts in place and has no rule: the transform refuses it (use `np.sort(x)`).
+
+`np.median` is the middle element of each sorted slice, or the mean of the two middle ones for an
+even count: the adjoint goes to that element, or half to each of the two, found by the same
+stable sort (of tied values, the first in position order: JAX's median, a sort, does the same); a
+slice holding a NaN has a NaN median and NaN adjoints. `overwrite_input=True` only lets numpy
+reorder the input, whose contents are then undefined: the rule never uses it.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
@@ -30,6 +36,13 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     y = np.partition(a, kth, axis, kind, order)
     y_d = yield y
     a_d += permutation_adjoint(y_d, a, y, axis)
+
+
+@rule(np.median)
+def median(a, axis=None, *, overwrite_input=False, keepdims=False):
+    y = np.median(a, axis, keepdims=keepdims)
+    y_d = yield y
+    a_d += median_adjoint(y_d, a, axis, keepdims)
 
 
 # ---- selection by index -----------------------------------------------------------------------
@@ -83,6 +96,42 @@ def permutation_adjoint(adjoint, x, result, axis):
     gathered = np.zeros(values.shape, np.asarray(adjoint).dtype)
     np.put_along_axis(gathered, sources, np.take_along_axis(np.asarray(adjoint), targets, axis), axis)
     return unbroadcast(np.reshape(gathered, np.shape(x)), x)
+
+
+def median_adjoint(adjoint, x, axis, keepdims: bool):
+    """`np.median` backward: each slice's adjoint to its middle element of a stable sort, or half
+    to each of its two middle ones (an even count); NaN throughout a slice holding a NaN."""
+    if is_zero(adjoint):
+        return 0.0
+    values = np.asarray(x)
+    ndim = values.ndim
+    if axis is None:
+        axes = tuple(range(ndim))
+    else:
+        axes = tuple(int(a) % ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    rest = tuple(a for a in range(ndim) if a not in axes)
+    moved = np.transpose(values, rest + axes)
+    batch = moved.shape[: len(rest)]
+    count = int(np.prod(moved.shape[len(rest) :], dtype=int))
+    flat = np.reshape(moved, batch + (count,))
+    upstream = np.asarray(adjoint)
+    if keepdims:  # the reduced axes kept as 1s: drop them
+        kept = tuple(1 if a in axes else values.shape[a] for a in range(ndim))
+        upstream = np.reshape(np.transpose(np.broadcast_to(upstream, kept), rest + axes), batch)
+    upstream = np.broadcast_to(upstream, batch)
+    weights = np.zeros(count)
+    if count:
+        weights[(count - 1) // 2] += 0.5
+        weights[count // 2] += 0.5
+    dtype = np.result_type(values, upstream, 1.0)
+    in_order = np.asarray(upstream[..., None] * weights, dtype)
+    if count and np.issubdtype(values.dtype, np.inexact):
+        broken = np.isnan(flat).any(axis=-1)
+        in_order = np.where(broken[..., None], upstream[..., None] * np.nan, in_order).astype(dtype)
+    gathered = np.zeros(flat.shape, dtype)
+    np.put_along_axis(gathered, np.argsort(flat, axis=-1, kind="stable"), in_order, -1)
+    result = np.transpose(np.reshape(gathered, moved.shape), np.argsort(rest + axes))
+    return unbroadcast(result, x)
 
 
 def _wrapped(indices, length: int, mode: str):
