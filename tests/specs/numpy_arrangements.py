@@ -87,6 +87,8 @@ SPECS = [
     S("median axis 0 odd", lambda x, w: np.sum(np.median(x, axis=0) * w), [M], apart=True),
     S("median axis 1 even", lambda x, w: np.sum(np.median(x, 1) * w), [M], apart=True),
     S("median axes keepdims", lambda x, w: np.sum(np.median(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 3)], apart=True),
+    S("nanmedian", lambda x, w: np.nanmedian(x) * w, [M], apart=True),
+    S("nanmedian axis keepdims", lambda x, w: np.sum(np.nanmedian(x, axis=0, keepdims=True) * w), [(3, 3)], apart=True),
     S("median axis -1 keepdims overwrite_input", lambda x, w: np.sum(np.median(x, -1, keepdims=True, overwrite_input=True) * w),
       [(2, 3, 2)], apart=True),
     S("partition axis 0 kths", lambda x, w: np.sum(np.partition(x, (0, 2), axis=0) * w), [(4, 3)], apart=True),
@@ -164,6 +166,18 @@ KINKS = [
         lambda x: np.median(x) * 2.0,
         lambda x: _jnp().median(x) * 2.0,
         (A([3.0, 1.0, 2.0, 2.0]),),
+    ),
+    Kink(
+        "nanmedian skips NaNs, ties",
+        lambda x: np.sum(np.nanmedian(x, axis=1) * W4[:3]),
+        lambda x: _jnp().sum(_jnp().nanmedian(x, axis=1) * W4[:3]),
+        (A([[1.0, np.nan, 2.0, 5.0], [4.0, 3.0, np.nan, 3.0], [1.0, 1.0, 3.0, 4.0]]),),
+    ),
+    Kink(
+        "median of a slice holding a NaN, unused",
+        lambda x: np.median(x, axis=1)[1] * 2.0,
+        lambda x: _jnp().median(x, axis=1)[1] * 2.0,
+        (A([[1.0, np.nan, 2.0], [4.0, 3.0, 0.5]]),),
     ),
     Kink(
         "median ties on an axis",
@@ -258,7 +272,7 @@ def _unused_attribute(name):
 ZERO_CASES = [
     *[(op, unused(op), (X,)) for op in (
         np.diag, np.diagonal, np.ndarray.diagonal, np.tril, np.triu, np.ndarray.trace, np.fliplr, np.flipud, np.rot90,
-        np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.sort, np.median, np.real, np.imag, np.conj, np.ndarray.conj,
+        np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.sort, np.median, np.nanmedian, np.real, np.imag, np.conj, np.ndarray.conj,
         np.ndarray.conjugate, np.angle, np.real_if_close, np.column_stack, np.dstack,
     )],
     *[(op, unused_with(op, 1), (X,)) for op in (np.roll, np.rollaxis, np.tile, np.repeat, np.ndarray.repeat, np.partition)],

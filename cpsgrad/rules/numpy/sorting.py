@@ -1,5 +1,5 @@
-"""Derivative rules for numpy's sorting and selection by index: sort, partition, median, take,
-take_along_axis, choose, select.
+"""Derivative rules for numpy's sorting and selection by index: sort, partition, median,
+nanmedian, take, take_along_axis, choose, select.
 
 A sort or partition moves elements: the backward sends each output element's adjoint back to the
 element it came from. Tied values are matched in their order of position (a stable sort of input
@@ -9,7 +9,8 @@ and output), so that of equal values the first gets the first sorted position, a
 `np.median` is the middle element of each sorted slice, or the mean of the two middle ones for an
 even count: the adjoint goes to that element, or half to each of the two, found by the same
 stable sort (of tied values, the first in position order: JAX's median, a sort, does the same); a
-slice holding a NaN has a NaN median and NaN adjoints. `overwrite_input=True` only lets numpy
+slice holding a NaN has a NaN median and NaN adjoints where its adjoint is not 0, as `np.max`'s
+(JAX gives 0 there). `np.nanmedian` is the median of the slice's other elements. `overwrite_input=True` only lets numpy
 reorder the input, whose contents are then undefined: the rule never uses it.
 """
 
@@ -43,6 +44,13 @@ def median(a, axis=None, *, overwrite_input=False, keepdims=False):
     y = np.median(a, axis, keepdims=keepdims)
     y_d = yield y
     a_d += median_adjoint(y_d, a, axis, keepdims)
+
+
+@rule(np.nanmedian)
+def nanmedian(a, axis=None, *, overwrite_input=False, keepdims=False):
+    y = np.nanmedian(a, axis, keepdims=keepdims)
+    y_d = yield y
+    a_d += median_adjoint(y_d, a, axis, keepdims, True)
 
 
 # ---- selection by index -----------------------------------------------------------------------
@@ -98,9 +106,11 @@ def permutation_adjoint(adjoint, x, result, axis):
     return unbroadcast(np.reshape(gathered, np.shape(x)), x)
 
 
-def median_adjoint(adjoint, x, axis, keepdims: bool):
+def median_adjoint(adjoint, x, axis, keepdims: bool, skip_nan: bool = False):
     """`np.median` backward: each slice's adjoint to its middle element of a stable sort, or half
-    to each of its two middle ones (an even count); NaN throughout a slice holding a NaN."""
+    to each of its two middle ones (an even count); NaN throughout a slice holding a NaN. With
+    `skip_nan` (`np.nanmedian`), the middle of the slice's other elements (a stable sort puts
+    NaNs last); NaN throughout a slice of NaNs only."""
     if is_zero(adjoint):
         return 0.0
     values = np.asarray(x)
@@ -119,15 +129,15 @@ def median_adjoint(adjoint, x, axis, keepdims: bool):
         kept = tuple(1 if a in axes else values.shape[a] for a in range(ndim))
         upstream = np.reshape(np.transpose(np.broadcast_to(upstream, kept), rest + axes), batch)
     upstream = np.broadcast_to(upstream, batch)
-    weights = np.zeros(count)
-    if count:
-        weights[(count - 1) // 2] += 0.5
-        weights[count // 2] += 0.5
+    missing = np.isnan(flat) if np.issubdtype(values.dtype, np.inexact) else np.zeros(flat.shape, bool)
+    counted = np.sum(~missing, axis=-1, keepdims=True) if skip_nan else np.full(batch + (1,), count)
+    position = np.arange(count)
+    weights = 0.5 * (position == (counted - 1) // 2) + 0.5 * (position == counted // 2)
+    broken = (counted[..., 0] == 0) if skip_nan else missing.any(axis=-1)
     dtype = np.result_type(values, upstream, 1.0)
-    in_order = np.asarray(upstream[..., None] * weights, dtype)
-    if count and np.issubdtype(values.dtype, np.inexact):
-        broken = np.isnan(flat).any(axis=-1)
-        in_order = np.where(broken[..., None], upstream[..., None] * np.nan, in_order).astype(dtype)
+    spread = upstream[..., None]
+    with np.errstate(invalid="ignore"):  # NaN where a NaN median's adjoint is not 0 (JAX's median: 0)
+        in_order = np.asarray(np.where(spread == 0, 0.0, np.where(broken[..., None], np.nan, weights) * spread), dtype)
     gathered = np.zeros(flat.shape, dtype)
     np.put_along_axis(gathered, np.argsort(flat, axis=-1, kind="stable"), in_order, -1)
     result = np.transpose(np.reshape(gathered, moved.shape), np.argsort(rest + axes))
