@@ -421,6 +421,18 @@ def eig_moduli(a):
     return np.real(np.sum(w * (1.0 + 0.5j))) + np.sum(np.abs(v) * W33)
 
 
+def stacked_values(a):
+    return np.sum(np.linalg.eigvalsh(a) * W33[:2]) + np.sum(np.linalg.eigvalsh(a, "U") ** 2) + np.sum(np.linalg.svdvals(a))
+
+
+def stacked_vectors(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(np.abs(u)) + np.sum(np.abs(vh[..., :2, :]) * 0.5) + np.sum(np.abs(np.linalg.eig(a)[1]) * W33[:2, None])
+
+
+STACK = np.stack([A33, A33.T * (0.5 - 1.0j) + np.eye(3)])
+
+
 def root_of(a):
     return np.real(np.sum(scipy.linalg.sqrtm(a) * (W33 + 1.0j)))
 
@@ -438,6 +450,8 @@ def extremes(a):
         (eigh_moduli, (A33,)),  # not Hermitian: numpy reads the upper triangle
         (eig_moduli, (A33,)),
         (eig_moduli, (W33,)),  # a real matrix with complex eigenpairs
+        (stacked_values, (STACK,)),
+        (stacked_vectors, (STACK,)),
         (root_of, (A33,)),
         (root_of, (W33 - 2.0 * np.eye(3),)),  # a real matrix with a complex root
         (extremes, (A34,)),
