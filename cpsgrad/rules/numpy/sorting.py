@@ -18,6 +18,7 @@ reorder the input, whose contents are then undefined: the rule never uses it.
 # ruff: noqa: F821, F841
 import numpy as np
 
+from cpsgrad.errors import UnsupportedError
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime.adjoints import SequenceAdjoint, is_zero
 from cpsgrad.runtime.broadcasting import unbroadcast
@@ -51,6 +52,24 @@ def nanmedian(a, axis=None, *, overwrite_input=False, keepdims=False):
     y = np.nanmedian(a, axis, keepdims=keepdims)
     y_d = yield y
     a_d += median_adjoint(y_d, a, axis, keepdims, True)
+
+
+@rule(np.quantile)
+def quantile(a, q, axis=None, *, overwrite_input=False, method="linear", keepdims=False):
+    y = np.quantile(a, q, axis, method=method, keepdims=keepdims)
+    y_d = yield y
+    a_g, q_g = quantile_adjoints(y_d, a, q, axis, keepdims, method, 1.0)
+    a_d += a_g
+    q_d += unbroadcast(q_g, q)
+
+
+@rule(np.percentile)
+def percentile(a, q, axis=None, *, overwrite_input=False, method="linear", keepdims=False):
+    y = np.percentile(a, q, axis, method=method, keepdims=keepdims)
+    y_d = yield y
+    a_g, q_g = quantile_adjoints(y_d, a, q, axis, keepdims, method, 100.0)
+    a_d += a_g
+    q_d += unbroadcast(q_g, q)
 
 
 # ---- selection by index -----------------------------------------------------------------------
@@ -106,11 +125,12 @@ def permutation_adjoint(adjoint, x, result, axis):
     return unbroadcast(np.reshape(gathered, np.shape(x)), x)
 
 
-def median_adjoint(adjoint, x, axis, keepdims: bool, skip_nan: bool = False):
+def median_adjoint(adjoint, x, axis, keepdims: bool, skip_nan: bool = False, quantile=None, method="linear"):
     """`np.median` backward: each slice's adjoint to its middle element of a stable sort, or half
     to each of its two middle ones (an even count); NaN throughout a slice holding a NaN. With
     `skip_nan` (`np.nanmedian`), the middle of the slice's other elements (a stable sort puts
-    NaNs last); NaN throughout a slice of NaNs only."""
+    NaNs last); NaN throughout a slice of NaNs only. With `quantile` (a number in [0, 1]), that
+    quantile's elements by `method` instead of the middle ones."""
     if is_zero(adjoint):
         return 0.0
     values = np.asarray(x)
@@ -132,7 +152,10 @@ def median_adjoint(adjoint, x, axis, keepdims: bool, skip_nan: bool = False):
     missing = np.isnan(flat) if np.issubdtype(values.dtype, np.inexact) else np.zeros(flat.shape, bool)
     counted = np.sum(~missing, axis=-1, keepdims=True) if skip_nan else np.full(batch + (1,), count)
     position = np.arange(count)
-    weights = 0.5 * (position == (counted - 1) // 2) + 0.5 * (position == counted // 2)
+    if quantile is None:
+        weights = 0.5 * (position == (counted - 1) // 2) + 0.5 * (position == counted // 2)
+    else:
+        weights = _quantile_weights(quantile, method, count, position)
     broken = (counted[..., 0] == 0) if skip_nan else missing.any(axis=-1)
     dtype = np.result_type(values, upstream, 1.0)
     spread = upstream[..., None]
@@ -142,6 +165,66 @@ def median_adjoint(adjoint, x, axis, keepdims: bool, skip_nan: bool = False):
     np.put_along_axis(gathered, np.argsort(flat, axis=-1, kind="stable"), in_order, -1)
     result = np.transpose(np.reshape(gathered, moved.shape), np.argsort(rest + axes))
     return unbroadcast(result, x)
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint")
+
+
+def _quantile_bounds(q, count: int, method: str):
+    """(lower index, upper index, the upper one's weight) of quantile q of `count` sorted values;
+    at a knot both indices are the same (JAX's floor and ceil)."""
+    virtual = (count - 1) * q
+    low, high = int(np.floor(virtual)), int(np.ceil(virtual))
+    weight = {"linear": virtual - low, "lower": 0.0, "higher": 1.0, "midpoint": 0.5}[method]
+    return low, high, weight
+
+
+def _quantile_weights(q, method, count, position):
+    low, high, weight = _quantile_bounds(q, count, method)
+    return (1.0 - weight) * (position == low) + weight * (position == high)
+
+
+def quantile_adjoints(adjoint, x, q, axis, keepdims, method, scale: float):
+    """`np.quantile` (`scale` 1) and `np.percentile` (`scale` 100) backward: (x's adjoint, q's).
+    Each quantile's adjoint goes to its two neighbouring elements of a stable sort, weighted as
+    `method` interpolates ('linear', 'lower', 'higher', 'midpoint'; the others are refused); q's
+    is the slope (n - 1) (x_high - x_low) / scale of 'linear' (0 at a knot, as JAX's; 0 for the
+    piecewise constant methods)."""
+    if is_zero(adjoint):
+        return 0.0, 0.0
+    if method not in _QUANTILE_METHODS:
+        raise UnsupportedError(
+            None, f"np.quantile/np.percentile(method={method!r})",
+            f"only the methods {', '.join(_QUANTILE_METHODS)} are differentiated (np.quantile's default is 'linear')",
+        )
+    levels = np.asarray(q, dtype=float) / scale
+    values = np.asarray(x)
+    upstream = np.asarray(adjoint)
+    upstream = np.broadcast_to(upstream, np.shape(np.quantile(values, levels, axis=axis, keepdims=keepdims)))
+    x_adjoint = 0.0
+    q_adjoint = np.zeros(levels.shape)
+    if axis is None:
+        count = values.size
+        ordered = np.sort(values, axis=None)
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        count = int(np.prod([values.shape[a] for a in axes], dtype=int))
+        ordered = None
+    for index in np.ndindex(levels.shape):
+        part = upstream[index]
+        x_adjoint = x_adjoint + median_adjoint(part, x, axis, keepdims, False, float(levels[index]), method)
+        if method == "linear" and count:
+            low, high, _ = _quantile_bounds(float(levels[index]), count, method)
+            if ordered is None:
+                rest = tuple(a for a in range(values.ndim) if a not in tuple(int(a) % values.ndim for a in axes))
+                moved = np.transpose(values, rest + tuple(int(a) % values.ndim for a in axes))
+                flat = np.sort(np.reshape(moved, moved.shape[: len(rest)] + (count,)), axis=-1)
+                slope = (count - 1) * (flat[..., high] - flat[..., low])
+                part = np.reshape(part, slope.shape) if np.size(part) == slope.size else part
+            else:
+                slope = (count - 1) * (ordered[high] - ordered[low])
+            q_adjoint[index] = np.sum(part * slope) / scale
+    return x_adjoint, q_adjoint if np.ndim(q) else float(q_adjoint)
 
 
 def _wrapped(indices, length: int, mode: str):
