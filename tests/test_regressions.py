@@ -466,3 +466,13 @@ def test_a_differentiable_value_reaching_a_parameter_without_a_derivative_is_ref
 
 def test_a_piecewise_constant_parameter_may_take_a_differentiable_value():
     check_grad(cases.copysign_of_a_differentiable_sign, 1.5, -0.7, argnums=(0, 1))
+
+
+def test_a_lambda_continued_inside_a_calls_parentheses_is_read_whole():
+    """Found by helper peer: `pair(lambda x: x * 2.0 + x\\n + x * x,)` was read as its first
+    line (the rest parses as a statement of its own): a wrong value and a wrong gradient, silently."""
+    first, second = cases.CONTINUED_LAMBDAS
+    assert cpsgrad.value_and_grad(first)(3.0) == (18.0, 9.0)
+    assert cpsgrad.value_and_grad(second)(0.5) == (math.sin(0.5) * 0.5, math.cos(0.5) * 0.5 + math.sin(0.5))
+    line = first.__code__.co_firstlineno
+    assert f"regressions.py:{line})" in cpsgrad.show(first, example=(3.0,))  # located on the lambda's own line

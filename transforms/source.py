@@ -94,25 +94,60 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
             "code, so the function must be defined in a file, not typed at an interactive prompt "
             "or built with exec"
         ) from None
+    is_lambda = function.__code__.co_name == "<lambda>"
+    if is_lambda:
+        lines = _lambda_lines(function, lines, first_line)
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = _common_indent(text, dedented)
     try:
         wrapper = MetadataWrapper(cst.parse_module(dedented), unsafe_skip_copy=True)
     except cst.ParserSyntaxError as error:
-        if function.__code__.co_name == "<lambda>":
-            raise SourceError(
-                f"{filename}:{first_line}: the lambda's source lines do not parse on their own "
-                f"({error.message}); write it as a def, or keep the lambda on one complete line"
-            ) from None
-        raise SourceError(f"{filename}:{first_line}: cannot parse the source: {error}") from None
-    positions = wrapper.resolve(PositionProvider)
-    module = wrapper.module
-    if function.__code__.co_name == "<lambda>":
-        definition = _lambda_definition(function, module, filename, first_line)
-    else:
-        definition = _function_definition(function, module, filename, first_line)
+        if not is_lambda:
+            raise SourceError(f"{filename}:{first_line}: cannot parse the source: {error}") from None
+        wrapper = None
+    if not is_lambda:
+        definition = _function_definition(function, wrapper.module, filename, first_line)
+        return FunctionSource(function, filename, first_line, indent, definition, wrapper.resolve(PositionProvider))
+    read = _whole_lambda(function, wrapper, filename, first_line) if wrapper is not None else None
+    if read is None and text[:1] in (" ", "\t"):  # `f(\n    lambda x: a\n    + b,`: inside parentheses inspect
+        try:  # does not see: parsed in a parenthesis put in the first column (lines and columns kept)
+            wrapper = MetadataWrapper(cst.parse_module(f"({text[1:]}\n)\n"), unsafe_skip_copy=True)
+            indent = 0
+            read = _whole_lambda(function, wrapper, filename, first_line)
+        except cst.ParserSyntaxError:
+            pass
+    if read is None:
+        raise SourceError(
+            f"{filename}:{first_line}: the lambda's source could not be read whole (its code goes on to line "
+            f"{_last_line(function.__code__)}); write it as a def, or keep the lambda in parentheses of its own"
+        )
+    definition, positions = read
     return FunctionSource(function, filename, first_line, indent, definition, positions)
+
+
+def _whole_lambda(function, wrapper, filename: str, first_line: int):
+    """(the lambda's definition, positions) where its parsed body ends on the last line of its code;
+    else None (a body cut short would be differentiated as another function: silently wrong)."""
+    positions = wrapper.resolve(PositionProvider)
+    definition = _lambda_definition(function, wrapper.module, filename, first_line)
+    body = definition.body.body[0].body[0].value
+    if positions[body].end.line + first_line - 1 < _last_line(function.__code__):
+        return None
+    return definition, positions
+
+
+def _lambda_lines(function: types.FunctionType, lines: list[str], first_line: int) -> list[str]:
+    """The lines of a lambda through the last line its code is on: inspect's block ends at the
+    first line's end where the lambda continues inside a call's parentheses it does not see."""
+    last = _last_line(function.__code__)
+    if first_line + len(lines) - 1 >= last:
+        return lines
+    found = _file_lines(function)
+    if found is None:
+        return lines
+    every, number = found
+    return every[number:last]
 
 
 _DEFINITION_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")

@@ -641,3 +641,17 @@ def calls_with_numpy(x):
 
 def copysign_of_a_differentiable_sign(x, y):
     return math.copysign(x, y) * y  # copysign is piecewise constant in y: no adjoint, no refusal
+
+
+def _pair(*functions):
+    return functions
+
+
+# a lambda continued on the next line inside a call's parentheses (inspect's block ends at the
+# first line's end): only `x * 2.0 + x` was read, so value and gradient were 9 and 3 for 18 and 9
+CONTINUED_LAMBDAS = _pair(
+    lambda x: x * 2.0 + x
+    + x * x,
+    lambda y: math.sin(y)
+    * y,
+)
