@@ -132,13 +132,50 @@ def a_scalar_item_is_a_copy(x):
     return s * np.sum(a)
 
 
+def overlapping_views(x):
+    a = x * 1.0
+    v = a[0:3]
+    w = a[1:4]
+    v[1] = x[4] * 5.0  # a sees it, and so does w (its first element)
+    return np.sum(w * x[:3]) + np.sum(a)
+
+
+def two_rows_of_one_matrix(x):
+    a = np.outer(x[:2], x[:3])
+    r0 = a[0]
+    r1 = a[1]
+    r0 *= 2.0
+    r1[0] = r0[1]
+    return np.sum(a**2) + np.sum(r0 * r1)
+
+
+def view_and_base_written_in_branches(x, n):
+    a = x * 1.0
+    v = a[1:]
+    for i in range(n):
+        if i % 2:
+            v[0] = v[1] * x[0]
+        else:
+            a[1] = a[2] + 1.0
+    return np.sum(a * v[0])
+
+
 @pytest.mark.parametrize(
-    "function",
-    [view_written_then_base_read, base_written_then_view_read, rows_changed_through_views_in_a_loop, a_scalar_item_is_a_copy],
+    "function, arguments",
+    [
+        (view_written_then_base_read, ()),
+        (base_written_then_view_read, ()),
+        (rows_changed_through_views_in_a_loop, ()),
+        (a_scalar_item_is_a_copy, ()),
+        (overlapping_views, ()),
+        (two_rows_of_one_matrix, ()),
+        (view_and_base_written_in_branches, (3,)),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
 )
-def test_a_view_and_its_base_see_each_others_writes(function):
-    assert cpsgrad.value_and_grad(function)(X.copy())[0] == function(X.copy())
-    check_grad(function, X.copy())
+def test_a_view_and_its_base_see_each_others_writes(function, arguments):
+    assert cpsgrad.value_and_grad(function)(X.copy(), *arguments)[0] == function(X.copy(), *arguments)
+    check_grad(function, X.copy(), *arguments)
 
 
 def test_the_view_is_checked_where_it_runs():

@@ -74,6 +74,8 @@ def check(
         rewrote = writes.rewrite_updates(normalized, in_place, aliases) or rewrote
         rewrote = writes.rebind_after_writes(normalized, analysis.refreshes) or rewrote
         if not aliases and not analysis.refreshes:
+            if analysis.pending_refusal is not None:
+                analysis.refuse_stale(*analysis.pending_refusal)
             return rewrote
     return rewrote
 
@@ -147,7 +149,8 @@ class _Analysis(Sharing, Identities):
         self.block(body, dict(entry), [])  # pass 2: stale reads
         for identifier in self.updates:
             old = self.old.get(identifier, [])
-            why = self.stale_updates.get(identifier) or self.foreign(old)
+            why = None if identifier in self.update_aliases and self.refreshing else self.stale_updates.get(identifier)
+            why = why or self.foreign(old)  # in place, the names that share it but do not follow are the next round's
             if why is None and (self.parameters_of(old) or identifier in self.update_aliases):
                 why = IN_PLACE  # the caller's array, or one another name reads later: changed in place
             self.normalized.in_place[identifier] = why
@@ -395,6 +398,8 @@ class _Analysis(Sharing, Identities):
                         if active and differentiable(name):
                             if (writer, name) in self.refreshable:  # bound to the written array after the write
                                 self.refreshes.setdefault(writer, {})[name] = self.refreshable[(writer, name)]
+                            elif self.refreshing:  # refused unless a name bound again below serves (check)
+                                self.pending_refusal = self.pending_refusal or (statement, name, writer)
                             else:
                                 self.refuse_stale(statement, name, writer)
                     elif differentiable(name):  # read after a call that may have written into it

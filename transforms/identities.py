@@ -32,6 +32,7 @@ class Identities:
         self.refreshes: dict[int, dict] = {}  # id(write) -> {name: "copy", "checked", ("view"/"base", subscript)}
         self.update_aliases: dict[int, dict] = {}  # id(`x = x op y`) -> {name sharing x read after it: how}
         self.refreshing = True  # whether those names are rebound (else a read of their old version is refused)
+        self.pending_refusal = None  # the first stale read no name bound again serves: refused if none is
 
     def read_on_purpose(self, statement, node) -> bool:
         """`alias_after_update(a, x)`, `view_after_write(r, x, key)`, `checked_view`, and a view's base
