@@ -160,9 +160,55 @@ def view_and_base_written_in_branches(x, n):
     return np.sum(a * v[0])
 
 
+def view_of_a_view(x):
+    a = x * 1.0
+    v = a[1:5]
+    w = v[0:2]
+    w[0] = x[0] * 5.0
+    return np.sum(a * x) + np.sum(v)
+
+
+def reversed_view(x):
+    a = x * 1.0
+    v = a[::-1]
+    v[0] = x[1] * 3.0
+    return np.sum(a * x)
+
+
+def names_and_views_mixed(x):
+    a = x * 1.0
+    b = a[1:4]
+    c = b
+    c *= 2.0
+    d = a
+    d[0] = b[0] * x[4]
+    return np.sum(a[1:4] * b) + np.sum(c * d[:3])
+
+
+def view_of_an_array_rebound(x):
+    a = x * 1.0
+    v = a[1:3]
+    a = a * 2.0  # a new array: v is a view of the old one
+    v[0] = 9.0
+    return np.sum(a) + np.sum(v)
+
+
+def column_and_row(x):
+    m = np.outer(x[:3], x[:3])
+    col = m[:, 1]
+    m[1, :] = x[2:5]
+    col *= x[0]
+    return np.sum(m) * np.sum(col)
+
+
 @pytest.mark.parametrize(
     "function, arguments",
     [
+        (view_of_a_view, ()),
+        (reversed_view, ()),
+        (names_and_views_mixed, ()),
+        (view_of_an_array_rebound, ()),
+        (column_and_row, ()),
         (view_written_then_base_read, ()),
         (base_written_then_view_read, ()),
         (rows_changed_through_views_in_a_loop, ()),
