@@ -13,26 +13,55 @@ are skipped, never reported as failures:
 - a kink or jump without a branch (`abs`, a tie in `min`/`max`, `//`): the forward and backward
   one-sided estimates disagree with each other or with the central one;
 - the function raises, or returns a non-finite value, at the input or at a probe point.
+
+The parts: `finite_differences` (the estimates and the kink test), `tracing` (the traced runs that
+show a branch change), `mismatch` and `describing` (the failure message); this module checks the
+arguments and the analytic gradient, and runs the check.
 """
 
 from __future__ import annotations
 
-import gc
-import importlib.util
-import inspect
 import math
 import numbers
-import os
-import reprlib
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import CodeType, FrameType
 from typing import Any
 
 import numpy as np
 
 import cpsgrad
+from cpsgrad.testing.describing import _describe_call, _describe_value, _name, _parameter_names
+from cpsgrad.testing.finite_differences import (
+    MIN_STEP_SCALE,
+    RELATIVE_STEP,
+    _analytic_at,
+    _Coordinate,
+    _coordinates,
+    _Estimate,
+    _estimate,
+    _numeric,
+    _Skip,
+)
+from cpsgrad.testing.mismatch import _mismatch_message
+from cpsgrad.testing.tracing import (
+    Executed,
+    _first_difference,
+    _outside_libraries,
+    _real,
+    _run_traced,
+)
+
+__all__ = [
+    "DEFAULT_ATOL",
+    "DEFAULT_MAX_ELEMENTS",
+    "DEFAULT_RTOL",
+    "FLOAT32_ATOL",
+    "FLOAT32_RTOL",
+    "MIN_STEP_SCALE",
+    "RELATIVE_STEP",
+    "GradCheck",
+    "check_grad",
+]
 
 DEFAULT_RTOL = 1e-5
 """Relative tolerance of `check_grad`: |analytic - numeric| <= atol + rtol * |numeric|."""
@@ -49,37 +78,8 @@ FLOAT32_ATOL = 1e-4
 DEFAULT_MAX_ELEMENTS = 64
 """Elements of one array argument checked by default; bigger arrays get a fixed random subset."""
 
-RELATIVE_STEP = 1e-4
-"""The default step is RELATIVE_STEP * max(|x|, MIN_STEP_SCALE), rounded down to a power of two."""
-
-MIN_STEP_SCALE = 1.0
-
-# Rounding error assumed for one evaluation of f, relative to |f|; the one-sided formula
-# amplifies it by at most 73 / h, and that much is added to every tolerance.
-_EVALUATION_ERROR = 64 * sys.float_info.epsilon
-_NOISE_GAIN = 80.0
-
-# Array dtypes that can be differentiated, and the seed of the subset of elements checked.
+# Array dtypes that can be differentiated.
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_SUBSET_SEED = 0
-# Mismatched elements of one array argument shown in the failure message.
-_SHOWN_ELEMENTS = 5
-
-
-def _package_directories(*names: str) -> tuple[str, ...]:
-    directories = []
-    for name in names:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations:
-            directories.extend(os.path.join(d, "") for d in spec.submodule_search_locations)
-    return tuple(directories)
-
-
-# Libraries whose code may take dtype-dependent paths: ignored when comparing a float32 run with
-# its float64 copy (not when comparing probe points, which all have the same dtypes).
-_DTYPE_DISPATCHING = _package_directories("numpy", "scipy")
-
-Executed = list[tuple[CodeType, int]]
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,6 @@ class GradCheck:
     analytic: tuple[Any, ...] = ()
     numeric: tuple[Any, ...] = ()
 
-
-class _Skip(Exception):
-    """Finite differences cannot be trusted at this input; the message says why."""
 
 
 def check_grad(
@@ -279,14 +276,6 @@ def _in_double_precision(
     return double, value, double_executed
 
 
-def _outside_libraries(executed: Executed) -> Executed:
-    """The instructions run outside numpy and scipy."""
-    return [
-        (code, offset)
-        for code, offset in executed
-        if not code.co_filename.startswith(_DTYPE_DISPATCHING)
-    ]
-
 
 # --- the analytic gradient -------------------------------------------------------------------
 
@@ -411,328 +400,3 @@ def _same(a: Any, b: Any) -> bool:
     )
 
 
-def _real(f: Callable[..., Any], value: Any) -> Any:
-    """f's value as a real scalar (a 0-d array as its element); TypeError for anything else."""
-    if isinstance(value, np.ndarray):
-        if value.shape == () and value.dtype.kind in "fiu":
-            return value[()]
-        raise TypeError(
-            f"check_grad: {_name(f)} returns an array of shape {value.shape} and dtype "
-            f"{value.dtype}; it must return a real number"
-        )
-    if not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"check_grad: {_name(f)} returns {type(value).__name__}; it must return a real number"
-        )
-    return value
-
-
-# --- finite differences ----------------------------------------------------------------------
-
-
-def _run_traced(f: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, Executed]:
-    """Call f(*args), recording each bytecode instruction run by Python code under the call.
-
-    Instructions rather than lines, so that a conditional expression or `and`/`or` taking the
-    other side within one line counts as a branch change too. The garbage collector is off
-    meanwhile: its callbacks (hypothesis registers one) would run at arbitrary points.
-    """
-    executed: Executed = []
-
-    def trace_instructions(frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "opcode":
-            executed.append((frame.f_code, frame.f_lasti))
-        return trace_instructions
-
-    def trace_calls(frame: FrameType, event: str, arg: Any) -> Any:
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        return trace_instructions
-
-    previous = sys.gettrace()
-    collecting = gc.isenabled()
-    gc.disable()
-    sys.settrace(trace_calls)
-    try:
-        value = f(*args)
-    finally:
-        sys.settrace(previous)
-        if collecting:
-            gc.enable()
-    return value, executed
-
-
-@dataclass(frozen=True)
-class _Coordinate:
-    """One scalar argument, or one element of an array argument, to perturb."""
-
-    position: int
-    index: tuple[int, ...] | None  # None for a scalar argument
-    label: str  # "x", "W[1, 2]"
-
-
-def _coordinates(
-    f: Callable[..., Any],
-    args: tuple[Any, ...],
-    positions: tuple[int, ...],
-    max_elements: int | None,
-) -> list[_Coordinate]:
-    names = _parameter_names(f, len(args))
-    coordinates = []
-    for position in positions:
-        argument, name = args[position], names[position]
-        if not isinstance(argument, np.ndarray):
-            coordinates.append(_Coordinate(position, None, name))
-            continue
-        for index in _checked_indices(argument.shape, max_elements):
-            label = f"{name}[{', '.join(map(str, index))}]" if index else name
-            coordinates.append(_Coordinate(position, index, label))
-    return coordinates
-
-
-def _checked_indices(shape: tuple[int, ...], max_elements: int | None) -> list[tuple[int, ...]]:
-    """Every index of an array of this shape, or a fixed random sample of max_elements of them."""
-    size = math.prod(shape)
-    if max_elements is None or size <= max_elements:
-        flat: Any = range(size)
-    else:
-        flat = np.sort(
-            np.random.default_rng(_SUBSET_SEED).choice(size, max_elements, replace=False)
-        )
-    return [tuple(int(i) for i in np.unravel_index(int(k), shape)) for k in flat]
-
-
-def _analytic_at(derivatives: dict[int, Any], coordinate: _Coordinate) -> float:
-    derivative = derivatives[coordinate.position]
-    return float(derivative if coordinate.index is None else derivative[coordinate.index])
-
-
-def _numeric(
-    args: tuple[Any, ...], positions: tuple[int, ...], estimates: dict[_Coordinate, _Estimate]
-) -> tuple[Any, ...]:
-    numeric: dict[int, Any] = {
-        p: np.full(args[p].shape, np.nan) for p in positions if isinstance(args[p], np.ndarray)
-    }
-    for coordinate, estimate in estimates.items():
-        if coordinate.index is None:
-            numeric[coordinate.position] = estimate.derivative
-        else:
-            numeric[coordinate.position][coordinate.index] = estimate.derivative
-    return tuple(numeric[p] for p in positions)
-
-
-@dataclass(frozen=True)
-class _Estimate:
-    """Finite-difference estimates of one partial derivative."""
-
-    derivative: float  # sixth-order central
-    forward: float  # fourth-order one-sided, from the right
-    backward: float  # fourth-order one-sided, from the left
-    noise: float  # bound on their rounding error
-
-    def tolerance(self, rtol: float, atol: float) -> float:
-        return atol + rtol * abs(self.derivative) + self.noise
-
-
-def _shifted(
-    args: tuple[Any, ...], coordinate: _Coordinate, offset: float
-) -> tuple[list[Any], float]:
-    """The arguments with one scalar or element moved by `offset`, and where it landed."""
-    shifted = list(args)
-    argument = args[coordinate.position]
-    if coordinate.index is None:
-        shifted[coordinate.position] = point = argument + offset
-        return shifted, float(point)
-    moved = argument.copy()
-    moved[coordinate.index] += offset
-    shifted[coordinate.position] = moved
-    return shifted, float(moved[coordinate.index])
-
-
-def _estimate(
-    f: Callable[..., Any],
-    args: tuple[Any, ...],
-    coordinate: _Coordinate,
-    value: float,
-    executed: Executed,
-    step: float | None,
-    rtol: float,
-    atol: float,
-) -> _Estimate:
-    """Estimate d f / d coordinate; raise _Skip where finite differences are unreliable."""
-    argument = args[coordinate.position]
-    x = float(argument if coordinate.index is None else argument[coordinate.index])
-    h = _power_of_two_below(
-        step if step is not None else RELATIVE_STEP * max(abs(x), MIN_STEP_SCALE)
-    )
-    name, mine = coordinate.label, _outside_libraries(executed)  # numpy's and scipy's caches branch
-    points: dict[float, float] = {}
-    values: dict[float, float] = {}
-    for offset in (h, -h, h / 2, -h / 2, h / 4, -h / 4, h / 8, -h / 8):
-        shifted, point = _shifted(args, coordinate, offset)
-        where = f"{name}={point!r} (step {offset:+.3g} from {x!r})"
-        try:
-            probe, probe_executed = _run_traced(f, shifted)
-        except Exception as error:
-            raise _Skip(f"f raises {type(error).__name__}: {error} at {where}") from None
-        if (theirs := _outside_libraries(probe_executed)) != mine:
-            raise _Skip(f"branch change: {_first_difference(mine, theirs)} at {where}")
-        probe = _real(f, probe)
-        if not math.isfinite(probe):
-            raise _Skip(f"f returns {probe!r} at {where}")
-        points[offset], values[offset] = point, float(probe)
-
-    def central(offset: float) -> float:
-        return (values[offset] - values[-offset]) / (points[offset] - points[-offset])
-
-    def one_sided(offset: float) -> float:
-        return (values[offset] - value) / (points[offset] - x)
-
-    def fourth_order(offset: float) -> float:
-        return (
-            64 * one_sided(offset / 8)
-            - 56 * one_sided(offset / 4)
-            + 14 * one_sided(offset / 2)
-            - one_sided(offset)
-        ) / 21
-
-    estimate = _Estimate(
-        derivative=(64 * central(h / 4) - 20 * central(h / 2) + central(h)) / 45,
-        forward=fourth_order(h),
-        backward=fourth_order(-h),
-        noise=_NOISE_GAIN * _EVALUATION_ERROR * max(map(abs, [value, *values.values()])) / h,
-    )
-    scale = max(abs(estimate.derivative), abs(estimate.forward), abs(estimate.backward))
-    # A quarter of the tolerance: a kink on one side leaves the other side's estimate exact, so
-    # estimates this close put the central one within tolerance/4 of the true derivative.
-    allowed = (atol + rtol * scale) / 4 + estimate.noise
-    spread = max(estimate.derivative, estimate.forward, estimate.backward) - min(
-        estimate.derivative, estimate.forward, estimate.backward
-    )
-    if not spread <= allowed:
-        raise _Skip(
-            f"kink or jump near {name}={x!r}: one-sided derivatives {estimate.backward:.10g} "
-            f"(left) and {estimate.forward:.10g} (right), central {estimate.derivative:.10g}, "
-            f"step {h:.3g}"
-        )
-    return estimate
-
-
-def _power_of_two_below(step: float) -> float:
-    if not (step > 0 and math.isfinite(step)):
-        raise ValueError(f"check_grad: step must be positive and finite, not {step!r}")
-    return math.ldexp(1.0, math.frexp(step)[1] - 1)
-
-
-def _first_difference(expected: Executed, actual: Executed) -> str:
-    """Where two instruction traces part, as 'file:line (function)' locations."""
-    for left, right in zip(expected, actual, strict=False):
-        if left != right:
-            return f"{_line_of(*right)} runs where {_line_of(*left)} ran at the input"
-    shorter, longer = sorted((expected, actual), key=len)
-    count = "more" if longer is actual else "fewer"
-    return f"{count} instructions run, from {_line_of(*longer[len(shorter)])} on"
-
-
-def _line_of(code: CodeType, offset: int) -> str:
-    line = next((line for start, end, line in code.co_lines() if start <= offset < end), None)
-    return f"{code.co_filename}:{line} ({code.co_name})"
-
-
-# --- messages --------------------------------------------------------------------------------
-
-
-def _parameter_names(f: Callable[..., Any], count: int) -> list[str]:
-    """Names for f's first `count` positional arguments (arg0, arg1, ... where unknown)."""
-    try:
-        parameters = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
-        parameters = []
-    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return [names[i] if i < len(names) else f"arg{i}" for i in range(count)]
-
-
-def _name(f: Callable[..., Any]) -> str:
-    return getattr(f, "__qualname__", None) or repr(f)
-
-
-def _describe_value(value: Any, *, values: bool = True) -> str:
-    """'float64 array of shape (2, 3)', 'float 0.5', 'float32 0.5'; without the value: 'float'."""
-    if isinstance(value, np.ndarray):
-        return f"{value.dtype} array of shape {value.shape}"
-    if isinstance(value, np.generic):
-        return f"{value.dtype} {value.item()!r}" if values else str(value.dtype)
-    kind = type(value).__name__
-    return f"{kind} {value!r}" if values else kind
-
-
-def _show_argument(value: Any) -> str:
-    """An argument in a message: small arrays in full on one line, bigger ones by shape."""
-    if isinstance(value, np.ndarray):
-        if value.size <= 8:
-            return " ".join(repr(value).split())
-        return f"array(shape={value.shape}, dtype={value.dtype})"
-    return reprlib.repr(value)
-
-
-def _describe_call(f: Callable[..., Any], args: tuple[Any, ...], argnums: Any) -> str:
-    names = _parameter_names(f, len(args))
-    shown = ", ".join(f"{n}={_show_argument(a)}" for n, a in zip(names, args, strict=True))
-    return f"{_name(f)}({shown}) with argnums={argnums!r}"
-
-
-def _mismatch_message(
-    f: Callable[..., Any],
-    args: tuple[Any, ...],
-    argnums: Any,
-    positions: tuple[int, ...],
-    derivatives: dict[int, Any],
-    estimates: dict[_Coordinate, _Estimate],
-    failed: set[_Coordinate],
-    skips: list[str],
-    rtol: float,
-    atol: float,
-) -> str:
-    names = _parameter_names(f, len(args))
-    lines = [f"gradient of {_describe_call(f, args, argnums)} disagrees with finite differences:"]
-
-    def line(coordinate: _Coordinate, estimate: _Estimate, indent: str) -> str:
-        derivative = _analytic_at(derivatives, coordinate)
-        error = abs(derivative - estimate.derivative)
-        relative = error / abs(estimate.derivative) if estimate.derivative else math.inf
-        bad = "  <-- mismatch" if coordinate in failed else ""
-        return (
-            f"{indent}d/d{coordinate.label}: analytic {derivative!r}, numeric "
-            f"{estimate.derivative!r}, abs error {error:.3g}, rel error {relative:.3g}{bad}"
-        )
-
-    for position in positions:
-        mine = [(c, e) for c, e in estimates.items() if c.position == position]
-        if not isinstance(args[position], np.ndarray):
-            lines.extend(line(coordinate, estimate, "  ") for coordinate, estimate in mine)
-            continue
-        name, size = names[position], args[position].size
-        wrong = [(c, e) for c, e in mine if c in failed]
-        if not wrong:
-            lines.append(
-                f"  d/d{name}: {len(mine)} of {size} elements checked, all within tolerance"
-            )
-            continue
-
-        def badness(item: tuple[_Coordinate, _Estimate]) -> float:
-            coordinate, estimate = item
-            error = abs(_analytic_at(derivatives, coordinate) - estimate.derivative)
-            return error / estimate.tolerance(rtol, atol) if error == error else math.inf
-
-        wrong.sort(key=badness, reverse=True)
-        lines.append(
-            f"  d/d{name}: {len(wrong)} of {len(mine)} elements checked mismatch "
-            f"({size} in all); the worst:"
-        )
-        lines.extend(line(c, e, "    ") for c, e in wrong[:_SHOWN_ELEMENTS])
-        if len(wrong) > _SHOWN_ELEMENTS:
-            lines.append(f"    ... and {len(wrong) - _SHOWN_ELEMENTS} more")
-    if skips:
-        lines.append(f"  skipped {len(skips)} (finite differences unreliable), first: {skips[0]}")
-    lines.append(f"  tolerance: atol={atol:g} + rtol={rtol:g} * |numeric| + rounding noise")
-    return "\n".join(lines)
