@@ -30,7 +30,7 @@ from cpsgrad.runtime import objects as runtime_objects
 from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.runtime.broadcasting import real_part
 from cpsgrad.runtime.writes import check_unshared
-from cpsgrad.transforms import kinds, pipeline, source, starred
+from cpsgrad.transforms import kinds, pipeline, showing, source, starred
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
 max_depth = 1_000_000
@@ -462,4 +462,4 @@ def show(
                 f"{function.__qualname__} has no parameter {missing}; its parameters are {tuple(names)}"
             )
         argument_kinds = tuple(kinds.NUMBER if name in numbers else kinds.ANY for name in names)
-    return pipeline.stage_text(function, _argnums(argnums), stage, argument_kinds, annotate)
+    return showing.stage_text(function, _argnums(argnums), stage, argument_kinds, annotate)
