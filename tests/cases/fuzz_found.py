@@ -109,7 +109,7 @@ def maybe_unbound_in_an_untaken_branch(x, y):
 
 def augmented_assignment_on_an_array(x, y):
     a1 = y * 1.0
-    b = a1  # b shares a1's array and is read after a1 changes: refused when it runs
+    b = a1.reshape(3)  # a view of a1's array, read after a1 changes: refused when it runs
     a1 += x
     return float(np.sum(a1 * b))
 
