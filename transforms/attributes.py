@@ -35,7 +35,7 @@ def assignment(normalizer, target: cst.Attribute, value, out: list, origin: cst.
     """`obj.attr = value`: the value first, then the object, as Python evaluates them."""
     atom = normalizer.atom(value, out)
     name = _object(normalizer, target, out)
-    _emit(normalizer, name, target.attr.value, atom, out, origin)
+    _emit(normalizer, name, target.attr.value, atom, out, origin, fresh=is_fresh(value))
 
 
 def augmented(normalizer, node: cst.AugAssign, operator: cst.BaseBinaryOp, out: list) -> None:
@@ -48,14 +48,128 @@ def augmented(normalizer, node: cst.AugAssign, operator: cst.BaseBinaryOp, out: 
     _emit(normalizer, name, target.attr.value, updated, out, node, augmented=True)
 
 
-def _emit(normalizer, name: str, attribute: str, value, out: list, origin, augmented: bool = False) -> None:
+def _emit(normalizer, name: str, attribute: str, value, out: list, origin, augmented=False, fresh=False) -> None:
     """`obj = set_attribute(obj, 'attr', v)`; an augmented one says so (`..., True)`: Python would
-    have changed a list or an array the attribute holds in place, which is refused when it runs)."""
+    have changed a list or an array the attribute holds in place, which is computed as a new value
+    only where the object holds that array alone, runtime/objects.py); a write of a value no other
+    name holds (`self.m = np.zeros(3)`, `self.m = a * b`) says so too (`fresh=True`)."""
     arguments = [cst.Arg(cst.Name(name)), cst.Arg(cst.SimpleString(repr(attribute))), cst.Arg(value)]
     if augmented:
         arguments.append(cst.Arg(cst.Name("True")))
+    if fresh:
+        arguments.append(cst.Arg(cst.Name("True"), keyword=cst.Name("fresh"), equal=syntax.EQUAL))
     call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("set_attribute")), arguments)
     normalizer.emit(out, syntax.assign(name, call), origin)
+
+
+# numpy's functions whose result is always a new array (never a view of an argument)
+_FRESH_CALLS = frozenset(
+    {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "copy", "array",
+     "arange", "linspace", "eye", "identity"}
+)
+_CONSUMING_CALLS = frozenset(
+    {"sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var", "dot", "matmul", "inner", "outer", "vdot",
+     "exp", "log", "log1p", "expm1", "sqrt", "square", "abs", "absolute", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+     "maximum", "minimum", "clip", "where", "sign", "power", "multiply", "add", "subtract", "divide", "negative",
+     "allclose", "isfinite", "any", "all", "argmax", "argmin", "norm", "copy", "array", "zeros_like", "ones_like"}
+)
+_NUMPY = ("np", "numpy")
+
+
+def _numpy_function(func: cst.BaseExpression, names: frozenset) -> bool:
+    dotted = syntax.dotted_name(func) or ""
+    head, _, last = dotted.rpartition(".")
+    return last in names and head.split(".", 1)[0] in _NUMPY
+
+
+def is_fresh(value: cst.BaseExpression) -> bool:
+    """A value no other name can hold: an arithmetic result or a numpy constructor's (a write of it
+    leaves the object holding its array alone, so a later `obj.attr op= v` may compute a new one)."""
+    value = syntax.strip_parentheses(value)
+    if isinstance(value, cst.BinaryOperation):
+        return True
+    if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
+        return True
+    if isinstance(value, cst.Call) and not any(a.keyword is not None and a.keyword.value == "copy" for a in value.args):
+        if _numpy_function(value.func, _FRESH_CALLS):
+            return True
+        func = value.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "copy" and not value.args
+    return False
+
+
+def consumed_names(definition: cst.FunctionDef) -> set[str]:
+    """The names of the normalized function that are assigned once and used only in the
+    statements right after, in the same block, with nothing between that could change an object
+    (a call other than numpy's that never returns a view, a compound statement), and only to
+    compute new values (an operand of an arithmetic operation or of such a numpy function): a read
+    `t = obj.m` into one shares the attribute's array with nothing that sees a later change."""
+    uses: dict[str, int] = {}
+    consumed: dict[str, int] = {}
+    for node in walk.nodes(definition):
+        if isinstance(node, cst.Name):
+            uses[node.value] = uses.get(node.value, 0) + 1
+        for operand in _operands(node):
+            if isinstance(operand, cst.Name):
+                consumed[operand.value] = consumed.get(operand.value, 0) + 1
+        if isinstance(node, cst.Assign):  # the targets are not uses
+            for target in node.targets:
+                for name in walk.nodes(target.target):
+                    if isinstance(name, cst.Name):
+                        consumed[name.value] = consumed.get(name.value, 0) + 1
+    candidates = {name for name, count in consumed.items() if count == uses.get(name, 0)}
+    found: set[str] = set()
+    for node in walk.nodes(definition):
+        if isinstance(node, (cst.IndentedBlock, cst.Module)):
+            found |= _used_at_once(list(node.body), candidates, uses)
+    return found
+
+
+def _operands(node: cst.CSTNode) -> list:
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    if isinstance(node, cst.Comparison):
+        return [node.left, *(c.comparator for c in node.comparisons)]
+    if isinstance(node, cst.Call) and _numpy_function(node.func, _CONSUMING_CALLS):
+        return [a.value for a in node.args if a.keyword is None]
+    return []
+
+
+def _used_at_once(body: list, candidates: set[str], uses: dict[str, int]) -> set[str]:
+    """Of `candidates` assigned by a statement of `body`: those whose every use (`uses`, less the
+    assignment) is in the statements that follow it there before any barrier (`_barrier`)."""
+    found = set()
+    for position, statement in enumerate(body):
+        if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign)):
+            continue
+        targets = statement.body[0].targets
+        if len(targets) != 1 or not isinstance(targets[0].target, cst.Name):
+            continue
+        name = targets[0].target.value
+        if name not in candidates:
+            continue
+        remaining = uses.get(name, 0) - 1
+        for later in body[position + 1:]:
+            if remaining <= 0 or _barrier(later):
+                break
+            remaining -= sum(1 for n in walk.nodes(later) if isinstance(n, cst.Name) and n.value == name)
+        if remaining == 0:
+            found.add(name)
+    return found
+
+
+def _barrier(statement: cst.CSTNode) -> bool:
+    """A statement that could change an object: a compound one, or one that calls anything but
+    numpy's functions that never return a view."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return True
+    return any(
+        isinstance(node, cst.Call)
+        and not _numpy_function(node.func, _CONSUMING_CALLS | _FRESH_CALLS)
+        for node in walk.nodes(statement)
+    )
 
 
 def _object(normalizer, target: cst.Attribute, out: list) -> str:

@@ -136,6 +136,7 @@ from cpsgrad.runtime.loans import (
     withdrawing,
 )
 from cpsgrad.runtime.objects import (
+    attribute_escapes,
     new_object,
     overwritten_attribute,
     owned,
@@ -184,6 +185,7 @@ from cpsgrad.runtime.writes import (
 __all__ = [
     "builtins",
     "new_object",
+    "attribute_escapes",
     "overwritten_attribute",
     "owned",
     "restore_attribute",

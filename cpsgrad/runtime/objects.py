@@ -32,6 +32,7 @@ Soundness needs every read of a differentiable attribute to be one the program r
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import types
 import weakref
@@ -61,7 +62,9 @@ _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
 class _Run:
     """One run's books."""
 
-    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed")
+    __slots__ = (
+        "owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed", "alone"
+    )
 
     def __init__(self):
         self.owned: dict = {}  # id -> an object this run owns
@@ -73,6 +76,7 @@ class _Run:
         self.arguments: set = set()  # ids of the objects differentiated arguments hold
         self.exposed: dict = {}  # id -> the plain call an owned object was handed to (no writes of gradients after)
         self.gradients: dict = {}  # id of an argument's object -> its gradient (shared objects, cycles)
+        self.alone: set = set()  # (id, attribute) holding a value written fresh that no name has read out since
 
 
 def open_objects():
@@ -241,7 +245,29 @@ def owned(value):
     state = getattr(_books, "state", None)
     if state is not None and is_plain_object(value):
         state.owned[id(value)] = value
+        attributes = value.__dict__
+        for name in list(attributes):
+            # an array only the object's attributes hold (its __init__ ran as plain Python and has
+            # returned: the dict's reference and the argument's are all there are)
+            if type(attributes[name]) is np.ndarray and attributes[name].base is None:
+                if sys.getrefcount(attributes[name]) <= _ALONE_COUNT:
+                    state.alone.add((id(value), name))
     return value
+
+
+def _held_once_count() -> int:
+    """What `sys.getrefcount(attributes[name])` says of a value only a dict holds (measured, as
+    interpreters count their stack's references differently); 0 (nothing is taken for alone)
+    where a second name would not show."""
+    attributes = {"a": np.zeros(1)}
+    alone = sys.getrefcount(attributes["a"])
+    other = attributes["a"]
+    shared = sys.getrefcount(attributes["a"])
+    del other
+    return alone if shared > alone else 0
+
+
+_ALONE_COUNT = _held_once_count()
 
 
 def own_arguments(values: tuple) -> None:
@@ -306,17 +332,18 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
     return 0.0
 
 
-def set_attribute(target, name: str, value, augmented: bool = False):
+def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool = False):
     """`target.name = value`, then `target` (the same object); `augmented` for `target.name op= v`,
-    whose value `overwritten_attribute` checked."""
+    whose value `overwritten_attribute` checked; `fresh` for a value no other name holds."""
     setattr(target, name, value)
     return target
 
 
-def overwritten_attribute(target, name: str, value, active: bool, augmented: bool = False):
+def overwritten_attribute(target, name: str, value, active: bool, augmented: bool = False, fresh: bool = False):
     """What `target.name = ...` is about to overwrite (MISSING where it adds the attribute), once the
     write is checked: into an object of a plain class; a differentiable value, or an object this run
-    owns, only into an object this run owns."""
+    owns, only into an object this run owns; `target.name op= v` on an array only where the object
+    holds the array alone (`_in_place`)."""
     state = _state()
     owned = id(target) in state.owned
     if not is_plain_object(target):
@@ -326,13 +353,11 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
         _refuse_class(target, why, f"assignment to .{name}")
     _check_attribute(target, name, f"assignment to .{name}")
     if augmented and any(hasattr(type(target.__dict__.get(name)), method) for method in _IN_PLACE):
-        old = type(target.__dict__.get(name)).__name__
-        raise UnsupportedError(
-            None,
-            f"augmented assignment to .{name} holding a {old}",
-            f"Python changes the {old} in place (every name holding it sees the change); write "
-            f"obj.{name} = obj.{name} + value (a new value), or copy it first",
-        )
+        _in_place(state, target, name, value)
+    elif fresh:
+        state.alone.add((id(target), name))
+    else:
+        state.alone.discard((id(target), name))
     if not owned and not active and _reach(value, state.owned, set()) is not None:
         active = True  # an object the run owns kept where code cpsgrad does not see could read it
     if active and name in _ARRAY_NAMES:
@@ -365,6 +390,42 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
     return target.__dict__.get(name, _MISSING)
 
 
+def _in_place(state: _Run, target, name: str, value) -> None:
+    """`target.name op= v` where the attribute holds an array: numpy changes that array in place,
+    and every name holding it sees the change. Computed here as a new array `value` (whose
+    gradient the books keep), which is the same only where no name holds the old one: the object
+    holds it alone (written fresh, `self.m = np.zeros(n)`, and not read out into a name that
+    keeps it since, `attribute_escapes`), and the result has its dtype and shape (in place, numpy
+    casts or refuses another)."""
+    old = target.__dict__.get(name)
+    kind = type(old).__name__
+    if type(old) is not np.ndarray or (id(target), name) not in state.alone:
+        where = "a list" if isinstance(old, list) else f"a {kind}"
+        raise UnsupportedError(
+            None,
+            f"augmented assignment to .{name} holding {where}",
+            f"Python changes the {kind} in place, and another name may hold it (it was written from a name, "
+            f"an argument or a view, or read out since): every name holding it would see the change, which cpsgrad "
+            f"does not differentiate; write obj.{name} = obj.{name} + value (a new value), or write a copy into "
+            f"it first (obj.{name} = np.array(value), obj.{name} = value.copy())",
+        )
+    if type(value) is not np.ndarray or value.dtype != old.dtype or value.shape != old.shape:
+        got = f"{np.dtype(getattr(value, 'dtype', type(value))).name}{list(np.shape(value))}"
+        raise UnsupportedError(
+            None,
+            f"augmented assignment to .{name} holding a {old.dtype.name}{list(old.shape)} array",
+            f"in place, numpy would cast or broadcast the {got} result into the array, which cpsgrad does not "
+            f"differentiate; write a new value with the type you mean: obj.{name} = obj.{name} + value",
+        )
+
+
+def attribute_escapes(value, name: str) -> None:
+    """`y = value.name` into a name that may keep the value: the object no longer holds it alone."""
+    state = getattr(_books, "state", None)
+    if state is not None and state.alone:
+        state.alone.discard((id(value), name))
+
+
 def restore_attribute(target, name: str, saved):
     """The backward of `target.name = v`: the attribute's adjoint now (what reads after the write
     contributed) is v's, taken out of the books; the old value is put back."""
@@ -380,10 +441,13 @@ def restore_attribute(target, name: str, saved):
 # -- the checks that keep every read recorded --------------------------------------------------
 
 
-def unseen_attribute(value, name: str) -> None:
+def unseen_attribute(value, name: str, escapes: bool = False) -> None:
     """`y = value.name` read through a name the program does not differentiate: refused where
-    the attribute holds a differentiable value (its gradient would be lost)."""
+    the attribute holds a differentiable value (its gradient would be lost); `escapes` where the
+    name may keep what it read (`attribute_escapes`)."""
     state = getattr(_books, "state", None)
+    if escapes and state is not None and state.alone:
+        state.alone.discard((id(value), name))
     if state is not None and name == "__dict__" and id(value) in state.owned:
         _refuse_class(value, "its __dict__ would change its attributes behind cpsgrad's back", ".__dict__")
     if state is None or not (state.carriers or state.arguments):
@@ -417,6 +481,8 @@ def unseen_objects(values: tuple, label: str) -> None:
     found = next((value for value in reached if id(value) in carrying), None)
     for value in reached:
         state.exposed.setdefault(id(value), label)
+        if state.alone:  # that code could keep the arrays the object holds
+            state.alone.difference_update({(id(value), name) for name in vars(value)})
     if found is not None:
         raise UnsupportedError(
             None,

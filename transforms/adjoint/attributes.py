@@ -9,7 +9,7 @@ import numpy as np
 
 from cpsgrad import runtime
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import calls, naming, syntax
+from cpsgrad.transforms import attributes, calls, naming, syntax
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
 from cpsgrad.transforms.adjoint.records import AttributeWrite
 
@@ -19,7 +19,8 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     differentiable value checked there), then the write; its record restores it."""
     first = len(lines)
     container, name, written = (a.value for a in value.args[:3])
-    augmented = len(value.args) > 3  # obj.attr op= v
+    augmented = any(a.keyword is None for a in value.args[3:])  # obj.attr op= v
+    fresh = any(a.keyword is not None and a.keyword.value == "fresh" for a in value.args)
     adjoints = {}
     for atom in (container, written):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
@@ -29,6 +30,8 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     saved = generator.namer.fresh(naming.overwritten(version))
     active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
     saving = runtime_call("overwritten_attribute", container, name, written, active, *[cst.Name("True")] * augmented)
+    if fresh:
+        saving = saving.with_changes(args=[*saving.args, cst.Arg(cst.Name("True"), keyword=cst.Name("fresh"), equal=syntax.EQUAL)])
     lines.append(f"{pad}{saved} = {syntax.code(saving)}")
     lines.append(f"{pad}{version} = {syntax.code(value)}")
     location = generator.normalized.location(statement)
@@ -62,19 +65,28 @@ def backward(generator, record: AttributeWrite, defined: dict[str, str], pad: st
         generator.accumulate(source, output, defined, pad, lines)
 
 
-def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None) -> cst.BaseExpression:
+def inactive(
+    generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None, variable: str | None = None
+) -> cst.BaseExpression:
     """An inactive statement's value, with the checks that keep objects' gradients from being lost
     (runtime/objects.py): after-the-fact reads of an attribute through a name no gradient reaches,
     and plain calls handed an object the run owns, are refused when they happen; a plain class
     called with no differentiable value makes an object the run owns (`owned(C(...))`). An active
-    statement (`record`) is checked only where it reads an object's `__dict__`."""
+    statement (`record`) is checked only where it reads an object's `__dict__`. A read `y = obj.m`
+    whose `y` may share the array with what outlives it (`_escapes`) says so (`attribute_escapes`):
+    a later `obj.m op= v` is then refused rather than computed as a new value."""
+    read = isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
+    plain = read and value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None
     if record is not None:
-        if isinstance(value, cst.Attribute) and value.attr.value == "__dict__" and isinstance(value.value, cst.Name):
+        if read and value.attr.value == "__dict__":
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
+        elif plain and _escapes(generator, variable):
+            lines.append(f"{pad}{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r})")
         return value
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
-        if value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None:
-            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r})")
+    if read:
+        if plain:
+            escapes = ", True" if _escapes(generator, variable) else ""
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{escapes})")
         return value
     if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
         return value
@@ -93,6 +105,17 @@ def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], r
     if isinstance(primitive, type) and primitive.__flags__ & _HEAP:
         return cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("owned")), [cst.Arg(value)])
     return value
+
+
+def _escapes(generator, variable: str | None) -> bool:
+    """Whether the name an attribute is read into may hold its array past the statements that
+    compute new values from it (transforms/attributes.consumed_names, once per function)."""
+    if variable is None:
+        return True
+    consumed = getattr(generator, "_consumed_names", None)
+    if consumed is None:
+        consumed = generator._consumed_names = attributes.consumed_names(generator.normalized.definition)
+    return variable not in consumed
 
 
 def _has_rule(primitive) -> bool:

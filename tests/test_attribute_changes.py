@@ -1,0 +1,174 @@
+"""`obj.attr op= v` on an array attribute in methods (runtime/objects.py `_in_place`): numpy
+changes the array in place, which cpsgrad computes as a new array only where the object holds it
+alone (written fresh, or left by a plain `__init__` with no other reference, and not read out into
+a name that keeps it since); everywhere else it is refused with the location and a rewrite. Each
+gradient against finite differences and the same program written with new values."""
+
+import numpy as np
+import pytest
+
+import cpsgrad
+from cpsgrad.errors import UnsupportedError
+from cpsgrad.testing import check_grad
+
+X = np.array([0.3, 0.5, -0.2])
+
+
+class Running:
+    def __init__(self, n):
+        self.avg = np.zeros(n)
+        self.count = 0
+
+    def update(self, x):
+        self.count += 1
+        self.avg += (x - self.avg) / self.count
+        self.avg *= 1.5
+        self.avg -= 0.1 * x
+        self.avg /= 2.0
+        return np.sum(self.avg)
+
+
+def running(x):
+    r = Running(3)
+    s = 0.0
+    for i in range(3):
+        s = s + r.update(x * (i + 1))
+    return s + np.sum(r.avg**2)
+
+
+def running_new_values(x):
+    avg, count, s = np.zeros(3), 0, 0.0
+    for i in range(3):
+        v = x * (i + 1)
+        count = count + 1
+        avg = (((avg + (v - avg) / count) * 1.5) - 0.1 * v) / 2.0
+        s = s + np.sum(avg)
+    return s + np.sum(avg**2)
+
+
+def test_a_running_mean_built_by_a_plain_init_changes_in_place():
+    check_grad(running, X)
+    value, gradient = cpsgrad.value_and_grad(running)(X)
+    assert value == running(X)
+    np.testing.assert_allclose(gradient, cpsgrad.grad(running_new_values)(X), rtol=1e-12)
+
+
+class Momentum:
+    def __init__(self, w):
+        self.v = np.zeros_like(w)  # w is differentiable: __init__ is differentiated, the write is fresh
+
+    def step(self, w, g):
+        self.v *= 0.9
+        self.v -= 0.1 * g
+        return w + self.v
+
+
+def descend(w):
+    opt = Momentum(w)
+    for _ in range(4):
+        w = opt.step(w, np.sin(w) * w)
+    return np.sum(w**2)
+
+
+def test_an_optimizer_state_changed_in_place_in_a_loop():
+    check_grad(descend, X)
+    assert cpsgrad.value_and_grad(descend)(X)[0] == descend(X)
+
+
+class Holder:
+    def __init__(self, m):
+        self.m = m
+
+    def add(self, g):
+        self.m += g
+        return np.sum(self.m)
+
+
+def shared_by_the_caller(x):
+    a = x * 2.0
+    h = Holder(a)  # h.m is a: the caller's a sees h.m += g
+    h.add(x)
+    return np.sum(a * x)
+
+
+def read_out_before(x):
+    r = Running(3)
+    held = r.avg  # held is r.avg: update changes what held sees
+    r.update(x)
+    return np.sum(held * x)
+
+
+def kept_from_a_return(x):
+    h = Holder(np.zeros(3))  # the caller's temporary holds the array too
+    h.add(x)
+    return np.sum(h.m)
+
+
+class Returns:
+    def __init__(self, w):
+        self.m = w * 1.0  # fresh: the object holds it alone
+
+    def current(self):
+        return self.m
+
+    def add(self, g):
+        self.m += g
+
+
+def returned_then_changed(x):
+    r = Returns(x)
+    before = r.current()
+    r.add(x)
+    return np.sum(before * x)
+
+
+@pytest.mark.parametrize("function", [shared_by_the_caller, read_out_before, kept_from_a_return, returned_then_changed])
+def test_an_array_another_name_may_hold_is_refused(function):
+    with pytest.raises(UnsupportedError, match=r"test_attribute_changes\.py:\d+:\d+: augmented assignment to \.\w+"):
+        cpsgrad.grad(function)(X)
+
+
+def test_the_refusal_names_the_rewrite():
+    with pytest.raises(UnsupportedError, match=r"obj\.m = obj\.m \+ value"):
+        cpsgrad.grad(shared_by_the_caller)(X)
+
+
+class Single:
+    def __init__(self, n):
+        self.m = np.zeros(n, dtype=np.float32)
+
+    def add(self, g):
+        self.m += g  # numpy keeps float32 in place
+        return np.sum(self.m)
+
+
+def cast_in_place(x):
+    return Single(3).add(x)
+
+
+def test_a_result_numpy_would_cast_is_refused():
+    with pytest.raises(UnsupportedError, match=r"float32\[3\] array"):
+        cpsgrad.grad(cast_in_place)(X)
+
+
+class Scalars:
+    def __init__(self, x):
+        self.total = x
+
+    def bump(self, v):
+        self.total += v
+        self.total *= v
+        self.total = self.total * 2.0
+        return self.total
+
+
+def scalars(x):
+    s = Scalars(x)
+    for _ in range(2):
+        s.bump(x)
+    return s.total
+
+
+def test_numbers_and_new_values_are_unaffected():
+    check_grad(scalars, 0.7)
+    assert cpsgrad.value_and_grad(scalars)(0.7)[0] == scalars(0.7)
