@@ -172,3 +172,93 @@ def scalars(x):
 def test_numbers_and_new_values_are_unaffected():
     check_grad(scalars, 0.7)
     assert cpsgrad.value_and_grad(scalars)(0.7)[0] == scalars(0.7)
+
+
+# --- a user function called for its effect on an object (issue 15 item 5) ------------------------
+
+
+def setm(obj, x):
+    obj.m = x
+
+
+def scale(obj, s):
+    obj.m = obj.m * s
+
+
+class Box:
+    def __init__(self):
+        self.m = 0.0
+
+
+def set_by_helpers(x):
+    b = Box()
+    setm(b, x * 2.0)
+    for i in range(3):
+        scale(b, np.sin(x) + i)
+    return np.sum(b.m * x)
+
+
+def test_a_helper_called_for_its_effect_writes_the_callers_object():
+    check_grad(set_by_helpers, X)
+    assert cpsgrad.value_and_grad(set_by_helpers)(X)[0] == set_by_helpers(X)
+
+
+# --- bound methods as values ------------------------------------------------------------------
+
+
+class Affine:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return x * self.w
+
+    def wave(self, x):
+        return np.sin(x * self.w)
+
+    def twice(self, x):
+        f = self.apply
+        return f(f(x))
+
+
+def repeat(f, x, n):
+    for _ in range(n):
+        x = f(x)
+    return x
+
+
+def compose(f, g):
+    return lambda x: f(g(x))
+
+
+def bound_as_values(x):
+    m = Affine(x)
+    g = m.apply
+    fs = [m.wave, m.apply]
+    h = compose(m.wave, m.apply)
+    mapped = sum(map(m.apply, [x, x * 2.0]))
+    return np.sum(g(x) + fs[0](x) + fs[1](x) + h(x) + mapped + repeat(m.wave, x, 3) + m.twice(x))
+
+
+def written_after_the_read(x):
+    m = Affine(2.0)
+    f = m.apply
+    m.w = x  # f is bound to m: it sees the write
+    return np.sum(f(x))
+
+
+@pytest.mark.parametrize("function", [bound_as_values, written_after_the_read])
+def test_bound_methods_read_as_values(function):
+    check_grad(function, X)
+    assert cpsgrad.value_and_grad(function)(X)[0] == function(X)
+
+
+def through_an_argument(m, x):
+    h = m.apply
+    return np.sum(h(x))
+
+
+def test_a_bound_method_of_a_differentiated_object_argument():
+    m = Affine(np.array([1.0, 2.0, 3.0]))
+    gradient, _ = cpsgrad.grad(through_an_argument, argnums=(0, 1))(m, X)
+    np.testing.assert_allclose(gradient.w, X, rtol=1e-12)

@@ -208,7 +208,7 @@ def method_effects(normalized, active: set[str], resolver) -> bool:
     return True
 
 
-def receivers(found: list, active: set[str], definition: cst.FunctionDef) -> set[str]:
+def receivers(found: list, active: set[str], definition: cst.FunctionDef, resolver=None) -> set[str]:
     """Names that are differentiable because of what happens to the objects they hold: a local
     object whose method is called with a differentiable argument (`t = obj.method(x)`: the method
     may keep `x` in it), and the container, object or name a differentiable object written into
@@ -219,15 +219,23 @@ def receivers(found: list, active: set[str], definition: cst.FunctionDef) -> set
     local |= {name for targets, _ in found for name in targets}
     objects = {targets[0] for targets, value in found if is_attribute_write(value)}
     extra = set()
-    for _, value in found:
-        receiver = _receiver(value)
-        if receiver is None or receiver not in local:
-            continue
-        objects.add(receiver)
-        if receiver not in active and any(
-            isinstance(a.value, cst.Name) and a.value.value in active for a in value.args
-        ):
-            extra.add(receiver)
+    counts: dict[str, int] = {}
+    for node in walk.nodes(definition):
+        if isinstance(node, cst.Name):
+            counts[node.value] = counts.get(node.value, 0) + 1
+    for targets, value in found:
+        discarded = len(targets) == 1 and counts.get(targets[0], 0) == 1  # a call for its effect
+        handed = [_receiver(value)] if _receiver(value) is not None else []
+        if not handed and discarded:
+            handed = _handed(value, active, resolver)
+        for receiver in handed:
+            if receiver not in local:
+                continue
+            objects.add(receiver)
+            if receiver not in active and any(
+                isinstance(a.value, cst.Name) and a.value.value in active for a in value.args
+            ):
+                extra.add(receiver)
     reached = set(active) | extra
     changed = True
     while changed:  # o = for_1_items[i]; for_1_items = as_sequence(objs): objs too
@@ -251,6 +259,17 @@ def _source(value: cst.BaseExpression) -> str | None:
     if isinstance(value, (cst.Subscript, cst.Attribute)):
         value = value.value
     return value.value if isinstance(value, cst.Name) else None
+
+
+def _handed(value: cst.BaseExpression, active: set[str], resolver) -> list[str]:
+    """The names a call of a user function (not a method) `f(obj, x)` is handed beside a
+    differentiable value: it may write that value into them."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)) or resolver is None:
+        return []
+    if calls.classify(value.func, resolver) != calls.USER:
+        return []
+    names = [a.value.value for a in value.args if isinstance(a.value, cst.Name)]
+    return [n for n in names if n not in active] if any(n in active for n in names) else []
 
 
 def _receiver(value: cst.BaseExpression) -> str | None:
@@ -279,9 +298,11 @@ class _MethodEffects(rewriting.Rewriter):
             return updated
         call = small.value
         callee = call.func
+        names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
+        if isinstance(callee, cst.Name):
+            return self._function_effect(updated, call, names)
         if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
             return updated
-        names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
         function = self.resolver.resolve(callee)
         if function is not None:  # Class.method(obj, x): a function defined in a class
             if not (isinstance(function, types.FunctionType) and "." in function.__qualname__):
@@ -295,6 +316,22 @@ class _MethodEffects(rewriting.Rewriter):
         else:
             return updated
         if not any(name in self.active for name in names):
+            return updated
+        self.changed = True
+        return syntax.assign(self.namer.temporary(), call)
+
+
+    def _function_effect(self, updated, call: cst.Call, names: list[str]):
+        """`setm(obj, x)` for its effect, a module-level user function handed a local object and a
+        differentiable value: a user call like a method's (its writes into `obj` are the object's),
+        its result discarded; `receivers` makes the objects it was handed differentiable."""
+        function = self.resolver.resolve(call.func)
+        if not isinstance(function, types.FunctionType) or calls.classify(call.func, self.resolver) != calls.USER:
+            return updated
+        objects = set(self.normalized.parameters) | _locals(self.normalized)
+        if not any(name in self.active for name in names) or not any(
+            n in objects and n not in self.active for n in names
+        ):
             return updated
         self.changed = True
         return syntax.assign(self.namer.temporary(), call)
