@@ -262,3 +262,88 @@ def test_a_bound_method_of_a_differentiated_object_argument():
     m = Affine(np.array([1.0, 2.0, 3.0]))
     gradient, _ = cpsgrad.grad(through_an_argument, argnums=(0, 1))(m, X)
     np.testing.assert_allclose(gradient.w, X, rtol=1e-12)
+
+
+# --- list methods of an attribute's list ------------------------------------------------------
+
+
+class History:
+    def __init__(self):
+        self.items = []
+        self.names = []
+
+    def record(self, v):
+        self.items.append(v)
+        self.names.append("step")  # nothing differentiable: changed in place as Python does
+
+
+def history(x):
+    h = History()
+    for i in range(4):
+        h.record(x * i)
+        if i % 2:
+            h.items.append(np.sin(x))
+    h.items.extend([x, x * x])
+    h.items.extend((np.cos(x),))
+    last = h.items.pop()
+    total = 0.0
+    for item in h.items:
+        total = total + np.sum(item * item)
+    return total + np.sum(last) * len(h.names)
+
+
+def test_append_extend_and_pop_on_an_attributes_list_in_a_loop():
+    check_grad(history, X)
+    assert cpsgrad.value_and_grad(history)(X)[0] == history(X)
+
+
+class Given:
+    def __init__(self, items):
+        self.items = items  # the caller's list
+
+    def record(self, v):
+        self.items.append(v)
+
+
+def shared_list(x):
+    kept = []
+    g = Given(kept)
+    g.record(x)
+    return np.sum(kept[0])
+
+
+def test_a_list_another_name_holds_is_refused():
+    with pytest.raises(UnsupportedError, match=r"test_attribute_changes\.py:\d+:\d+: augmented assignment to \.items"):
+        cpsgrad.grad(shared_list)(X)
+
+
+def names_seen_by_the_caller(x):
+    seen = []
+    g = Given(seen)
+    g.record("first")  # nothing differentiable: the caller's list changes, as in Python
+    return np.sum(x) * len(seen)
+
+
+def test_a_shared_list_without_differentiable_values_changes_in_place():
+    assert cpsgrad.value_and_grad(names_seen_by_the_caller)(X) == (names_seen_by_the_caller(X), pytest.approx(np.ones(3)))
+
+
+class Queue:
+    def __init__(self):
+        import collections
+
+        self.items = collections.deque()
+
+    def push(self, v):
+        self.items.append(v)
+
+
+def deque_append(x):
+    q = Queue()
+    q.push(x)
+    return np.sum(x)
+
+
+def test_a_deque_attribute_is_refused_with_the_rewrite():
+    with pytest.raises(UnsupportedError, match=r"\.items\.append\(\.\.\.\) on a deque.*items = obj\.items"):
+        cpsgrad.grad(deque_append)(X)

@@ -48,7 +48,7 @@ def augmented(normalizer, node: cst.AugAssign, operator: cst.BaseBinaryOp, out: 
     _emit(normalizer, name, target.attr.value, updated, out, node, augmented=True)
 
 
-def _emit(normalizer, name: str, attribute: str, value, out: list, origin, augmented=False, fresh=False) -> None:
+def _emit(normalizer, name: str, attribute: str, value, out: list, origin, augmented=False, fresh=False, method=None):
     """`obj = set_attribute(obj, 'attr', v)`; an augmented one says so (`..., True)`: Python would
     have changed a list or an array the attribute holds in place, which is computed as a new value
     only where the object holds that array alone, runtime/objects.py); a write of a value no other
@@ -58,8 +58,110 @@ def _emit(normalizer, name: str, attribute: str, value, out: list, origin, augme
         arguments.append(cst.Arg(cst.Name("True")))
     if fresh:
         arguments.append(cst.Arg(cst.Name("True"), keyword=cst.Name("fresh"), equal=syntax.EQUAL))
+    if method is not None:  # obj.items.append(v) (list_method)
+        arguments.append(cst.Arg(cst.SimpleString(repr(method)), keyword=cst.Name("method"), equal=syntax.EQUAL))
     call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("set_attribute")), arguments)
     normalizer.emit(out, syntax.assign(name, call), origin)
+
+
+# -- list methods of an attribute's list ----------------------------------------------------------
+
+_LIST_METHODS = {"append": 1, "extend": 1, "pop": 0}
+
+
+def list_method(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
+    """`obj.items.append(v)`, `.extend(vs)`, `.pop()` on a plain object's list (`self` in a method,
+    or a local built by a plain class's call): Python changes the list in place (the one the
+    attribute held before the argument was evaluated; here the one it holds after), which is written
+    here as a new list, `obj.items = obj.items + [v]` (`... + list(vs)`; `t = obj.items[-1]; obj.items
+    = obj.items[:-1]`), as an augmented write: allowed where the object holds its list alone
+    (runtime/objects.py `_in_place`; where it does not and nothing differentiable is involved, the
+    list is changed in place), checked first to be a list (`attribute_list`: a deque's, an array's
+    or another object's method is refused). The call's value (None, or the popped element); None for any other call."""
+    callee = node.func
+    if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Attribute)):
+        return None
+    method = callee.attr.value
+    holder = syntax.strip_parentheses(callee.value.value)
+    if _LIST_METHODS.get(method) != len(node.args) or any(a.star or a.keyword is not None for a in node.args):
+        return None
+    if not (isinstance(holder, cst.Name) and _plain_holder(normalizer, holder.value)):
+        return None
+    name, attribute = holder.value, callee.value.attr.value
+    held = normalizer.temporary_value(cst.Attribute(cst.Name(name), cst.Name(attribute)), out, node)
+    kind = normalizer.temporary_value(cst.Call(cst.Name("type"), [cst.Arg(held)]), out, node)
+    check = cst.Call(
+        cst.Attribute(cst.Name(RUNTIME), cst.Name("attribute_list")),
+        [cst.Arg(kind), cst.Arg(cst.SimpleString(repr(attribute))), cst.Arg(cst.SimpleString(repr(method)))],
+    )
+    normalizer.emit(out, cst.SimpleStatementLine([cst.Expr(check)]), node)
+    if method == "pop":
+        current = normalizer.temporary_value(cst.Attribute(cst.Name(name), cst.Name(attribute)), out, node)
+        last = cst.Subscript(current, [cst.SubscriptElement(cst.Index(cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])
+        popped = normalizer.temporary_value(last, out, node)
+        upper = cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+        rest = normalizer.temporary_value(cst.Subscript(current, [cst.SubscriptElement(cst.Slice(None, upper))]), out, node)
+        _emit(normalizer, name, attribute, rest, out, node, augmented=True, method=method)
+        return popped
+    operand = normalizer.atom(node.args[0].value, out)
+    if method == "append":
+        added = normalizer.temporary_value(cst.List([cst.Element(operand)]), out, node)
+    elif isinstance(syntax.strip_parentheses(node.args[0].value), cst.List):
+        added = operand
+    else:
+        added = normalizer.temporary_value(cst.Call(cst.Name("list"), [cst.Arg(operand)]), out, node)
+    # the list is read again after the argument (what the write's check needs right before it)
+    current = normalizer.temporary_value(cst.Attribute(cst.Name(name), cst.Name(attribute)), out, node)
+    updated = normalizer.temporary_value(cst.BinaryOperation(current, cst.Add(), added), out, node)
+    _emit(normalizer, name, attribute, updated, out, node, augmented=True, method=method)
+    return cst.Name("None")
+
+
+def _plain_holder(normalizer, name: str) -> bool:
+    """Whether `name` holds an object of a plain user class wherever it is read: the first
+    parameter of a method (`self`), or a local every assignment of which is a plain class's call."""
+    source = normalizer.source
+    definition = source.definition
+    positional = [*definition.params.posonly_params, *definition.params.params]
+    if positional and positional[0].name.value == name:
+        return _method_of_plain_class(source.function)
+    if name in {p.name.value for p in (*positional, *definition.params.kwonly_params)}:
+        return False
+    values = []
+    for node in walk.nodes(definition.body):
+        if isinstance(node, cst.Assign):
+            if any(isinstance(n, cst.Name) and n.value == name for t in node.targets for n in walk.nodes(t.target)):
+                if not (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+                    return False
+                values.append(node.value)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName, cst.CompFor)):
+            bound = getattr(node, "target", None) or getattr(node, "name", None)
+            if bound is not None and any(isinstance(n, cst.Name) and n.value == name for n in walk.nodes(bound)):
+                return False  # a name bound otherwise
+    return bool(values) and all(_plain_class_call(normalizer, value) for value in values)
+
+
+def _method_of_plain_class(function) -> bool:
+    """Whether `function` is defined in a module-level plain class (so its `self` is one's)."""
+    from cpsgrad.runtime.objects import plain_class
+
+    parts = getattr(function, "__qualname__", "").split(".")
+    if len(parts) != 2 or "<" in parts[0]:
+        return False
+    kind = getattr(function, "__globals__", {}).get(parts[0])
+    return isinstance(kind, type) and bool(kind.__flags__ & _HEAP) and plain_class(kind) is None
+
+
+def _plain_class_call(normalizer, value: cst.BaseExpression) -> bool:
+    from cpsgrad.runtime.objects import plain_class
+
+    if not isinstance(value, cst.Call):
+        return False
+    kind = normalizer.resolver.resolve(value.func)
+    return isinstance(kind, type) and bool(kind.__flags__ & _HEAP) and plain_class(kind) is None
+
+
+_HEAP = 1 << 9  # a class defined in Python
 
 
 # numpy's functions whose result is always a new array (never a view of an argument)
@@ -86,7 +188,9 @@ def is_fresh(value: cst.BaseExpression) -> bool:
     """A value no other name can hold: an arithmetic result or a numpy constructor's (a write of it
     leaves the object holding its array alone, so a later `obj.attr op= v` may compute a new one)."""
     value = syntax.strip_parentheses(value)
-    if isinstance(value, cst.BinaryOperation):
+    if isinstance(value, (cst.BinaryOperation, cst.List, cst.ListComp, cst.Dict, cst.DictComp)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "dict"):
         return True
     if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
         return True
@@ -98,18 +202,19 @@ def is_fresh(value: cst.BaseExpression) -> bool:
     return False
 
 
-def consumed_names(definition: cst.FunctionDef) -> set[str]:
+def consumed_names(definition: cst.FunctionDef, lists: bool = False) -> set[str]:
     """The names of the normalized function that are assigned once and used only in the
     statements right after, in the same block, with nothing between that could change an object
     (a call other than numpy's that never returns a view, a compound statement), and only to
     compute new values (an operand of an arithmetic operation or of such a numpy function): a read
-    `t = obj.m` into one shares the attribute's array with nothing that sees a later change."""
+    `t = obj.m` into one shares the attribute's array with nothing that sees a later change. With
+    `lists`, an index or a slice counts as computing a new value too (as it does of a list)."""
     uses: dict[str, int] = {}
     consumed: dict[str, int] = {}
     for node in walk.nodes(definition):
         if isinstance(node, cst.Name):
             uses[node.value] = uses.get(node.value, 0) + 1
-        for operand in _operands(node):
+        for operand in _operands(node, lists):
             if isinstance(operand, cst.Name):
                 consumed[operand.value] = consumed.get(operand.value, 0) + 1
         if isinstance(node, cst.Assign):  # the targets are not uses
@@ -125,16 +230,22 @@ def consumed_names(definition: cst.FunctionDef) -> set[str]:
     return found
 
 
-def _operands(node: cst.CSTNode) -> list:
+def _operands(node: cst.CSTNode, lists: bool = False) -> list:
+    if lists and isinstance(node, cst.Subscript):
+        return [node.value]
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right]
     if isinstance(node, cst.UnaryOperation):
         return [node.expression]
     if isinstance(node, cst.Comparison):
         return [node.left, *(c.comparator for c in node.comparisons)]
-    if isinstance(node, cst.Call) and _numpy_function(node.func, _CONSUMING_CALLS):
+    if isinstance(node, cst.Call) and (_numpy_function(node.func, _CONSUMING_CALLS) or _type_call(node)):
         return [a.value for a in node.args if a.keyword is None]
     return []
+
+
+def _type_call(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Name) and node.func.value == "type" and len(node.args) == 1
 
 
 def _used_at_once(body: list, candidates: set[str], uses: dict[str, int]) -> set[str]:
@@ -168,6 +279,8 @@ def _barrier(statement: cst.CSTNode) -> bool:
     return any(
         isinstance(node, cst.Call)
         and not _numpy_function(node.func, _CONSUMING_CALLS | _FRESH_CALLS)
+        and not _type_call(node)
+        and syntax.dotted_name(node.func) != f"{RUNTIME}.attribute_list"
         for node in walk.nodes(statement)
     )
 

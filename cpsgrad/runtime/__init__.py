@@ -137,6 +137,7 @@ from cpsgrad.runtime.loans import (
 )
 from cpsgrad.runtime.objects import (
     attribute_escapes,
+    attribute_list,
     new_object,
     overwritten_attribute,
     owned,
@@ -186,6 +187,7 @@ __all__ = [
     "builtins",
     "new_object",
     "attribute_escapes",
+    "attribute_list",
     "overwritten_attribute",
     "owned",
     "restore_attribute",

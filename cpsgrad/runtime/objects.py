@@ -63,7 +63,8 @@ class _Run:
     """One run's books."""
 
     __slots__ = (
-        "owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed", "alone"
+        "owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed", "alone",
+        "changed_lists",
     )
 
     def __init__(self):
@@ -77,6 +78,7 @@ class _Run:
         self.exposed: dict = {}  # id -> the plain call an owned object was handed to (no writes of gradients after)
         self.gradients: dict = {}  # id of an argument's object -> its gradient (shared objects, cycles)
         self.alone: set = set()  # (id, attribute) holding a value written fresh that no name has read out since
+        self.changed_lists: set = set()  # (id, attribute) whose list the write about to run changes in place
 
 
 def open_objects():
@@ -249,7 +251,9 @@ def owned(value):
         for name in list(attributes):
             # an array only the object's attributes hold (its __init__ ran as plain Python and has
             # returned: the dict's reference and the argument's are all there are)
-            if type(attributes[name]) is np.ndarray and attributes[name].base is None:
+            if type(attributes[name]) is list or (
+                type(attributes[name]) is np.ndarray and attributes[name].base is None
+            ):
                 if sys.getrefcount(attributes[name]) <= _ALONE_COUNT:
                     state.alone.add((id(value), name))
     return value
@@ -332,18 +336,25 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
     return 0.0
 
 
-def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool = False):
+def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool = False, method=None):
     """`target.name = value`, then `target` (the same object); `augmented` for `target.name op= v`,
     whose value `overwritten_attribute` checked; `fresh` for a value no other name holds."""
+    if augmented and _books.state.changed_lists:
+        key = (id(target), name)
+        if key in _books.state.changed_lists:  # a list nothing differentiable is in: changed in place, as Python
+            _books.state.changed_lists.discard(key)
+            target.__dict__[name][:] = value
+            return target
     setattr(target, name, value)
     return target
 
 
-def overwritten_attribute(target, name: str, value, active: bool, augmented: bool = False, fresh: bool = False):
+def overwritten_attribute(target, name: str, value, active: bool, augmented=False, fresh=False, method=None):
     """What `target.name = ...` is about to overwrite (MISSING where it adds the attribute), once the
     write is checked: into an object of a plain class; a differentiable value, or an object this run
     owns, only into an object this run owns; `target.name op= v` on an array only where the object
-    holds the array alone (`_in_place`)."""
+    holds the array alone (`_in_place`); `method` for `target.name.append(v)` and the others
+    written so (transforms/attributes.list_method)."""
     state = _state()
     owned = id(target) in state.owned
     if not is_plain_object(target):
@@ -352,8 +363,8 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
             why = plain_class(type(target)) or "it is a class, a function or a module"
         _refuse_class(target, why, f"assignment to .{name}")
     _check_attribute(target, name, f"assignment to .{name}")
-    if augmented and any(hasattr(type(target.__dict__.get(name)), method) for method in _IN_PLACE):
-        _in_place(state, target, name, value)
+    if augmented and any(hasattr(type(target.__dict__.get(name)), special) for special in _IN_PLACE):
+        _in_place(state, target, name, value, active)
     elif fresh:
         state.alone.add((id(target), name))
     else:
@@ -390,7 +401,7 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
     return target.__dict__.get(name, _MISSING)
 
 
-def _in_place(state: _Run, target, name: str, value) -> None:
+def _in_place(state: _Run, target, name: str, value, active: bool) -> None:
     """`target.name op= v` where the attribute holds an array: numpy changes that array in place,
     and every name holding it sees the change. Computed here as a new array `value` (whose
     gradient the books keep), which is the same only where no name holds the old one: the object
@@ -399,6 +410,17 @@ def _in_place(state: _Run, target, name: str, value) -> None:
     casts or refuses another)."""
     old = target.__dict__.get(name)
     kind = type(old).__name__
+    if type(old) is list and (id(target), name) in state.alone:
+        if type(value) is not list:  # obj.items += (v,): Python extends; as a new value `+` would raise
+            raise UnsupportedError(
+                None,
+                f"augmented assignment to .{name} holding a list",
+                f"with a {type(value).__name__}: write obj.{name} = obj.{name} + list(values)",
+            )
+        return
+    if type(old) is list and type(value) is list and not active and not _carries(state, target, name):
+        state.changed_lists.add((id(target), name))  # nothing differentiable: changed in place (set_attribute)
+        return
     if type(old) is not np.ndarray or (id(target), name) not in state.alone:
         where = "a list" if isinstance(old, list) else f"a {kind}"
         raise UnsupportedError(
@@ -419,11 +441,29 @@ def _in_place(state: _Run, target, name: str, value) -> None:
         )
 
 
-def attribute_escapes(value, name: str) -> None:
-    """`y = value.name` into a name that may keep the value: the object no longer holds it alone."""
+def _carries(state: _Run, target, name: str) -> bool:
+    return (id(target), name) in state.carriers or id(target) in state.arguments
+
+
+def attribute_escapes(value, name: str, unless_list: bool = False) -> None:
+    """`y = value.name` into a name that may keep the value: the object no longer holds it alone
+    (`unless_list`: where the name only indexes or slices it, a list's stays alone)."""
     state = getattr(_books, "state", None)
-    if state is not None and state.alone:
+    if state is not None and state.alone and not (unless_list and type(value.__dict__.get(name)) is list):
         state.alone.discard((id(value), name))
+
+
+def attribute_list(kind: type, name: str, method: str) -> None:
+    """Before `obj.name.method(...)` written as a new list (transforms/attributes.list_method):
+    the attribute holds a list (`kind`); a deque's, an array's or another object's is refused."""
+    if kind is not list:
+        raise UnsupportedError(
+            None,
+            f"method call .{name}.{method}(...) on a {kind.__name__}",
+            f"cpsgrad differentiates append, extend and pop() of a list an object's attribute holds, and .{name} holds "
+            f"a {kind.__name__}; call the method on a local name (items = obj.{name}; items.{method}(...)) or write "
+            f"the attribute anew (obj.{name} = obj.{name} + [v])",
+        )
 
 
 def restore_attribute(target, name: str, saved):
@@ -441,13 +481,13 @@ def restore_attribute(target, name: str, saved):
 # -- the checks that keep every read recorded --------------------------------------------------
 
 
-def unseen_attribute(value, name: str, escapes: bool = False) -> None:
+def unseen_attribute(value, name: str, escapes: bool = False, unless_list: bool = False) -> None:
     """`y = value.name` read through a name the program does not differentiate: refused where
     the attribute holds a differentiable value (its gradient would be lost); `escapes` where the
     name may keep what it read (`attribute_escapes`)."""
     state = getattr(_books, "state", None)
     if escapes and state is not None and state.alone:
-        state.alone.discard((id(value), name))
+        attribute_escapes(value, name, unless_list)
     if state is not None and name == "__dict__" and id(value) in state.owned:
         _refuse_class(value, "its __dict__ would change its attributes behind cpsgrad's back", ".__dict__")
     if state is None or not (state.carriers or state.arguments):

@@ -20,7 +20,8 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     first = len(lines)
     container, name, written = (a.value for a in value.args[:3])
     augmented = any(a.keyword is None for a in value.args[3:])  # obj.attr op= v
-    fresh = any(a.keyword is not None and a.keyword.value == "fresh" for a in value.args)
+    keywords = [a for a in value.args if a.keyword is not None]  # fresh=True, method='append'
+
     adjoints = {}
     for atom in (container, written):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
@@ -30,8 +31,7 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     saved = generator.namer.fresh(naming.overwritten(version))
     active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
     saving = runtime_call("overwritten_attribute", container, name, written, active, *[cst.Name("True")] * augmented)
-    if fresh:
-        saving = saving.with_changes(args=[*saving.args, cst.Arg(cst.Name("True"), keyword=cst.Name("fresh"), equal=syntax.EQUAL)])
+    saving = saving.with_changes(args=[*saving.args, *keywords])
     lines.append(f"{pad}{saved} = {syntax.code(saving)}")
     lines.append(f"{pad}{version} = {syntax.code(value)}")
     location = generator.normalized.location(statement)
@@ -81,11 +81,14 @@ def inactive(
         if read and value.attr.value == "__dict__":
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
         elif plain and _escapes(generator, variable):
-            lines.append(f"{pad}{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r})")
+            unless = ", True" if not _escapes(generator, variable, lists=True) else ""
+            lines.append(f"{pad}{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r}{unless})")
         return value
     if read:
         if plain:
-            escapes = ", True" if _escapes(generator, variable) else ""
+            escapes = ""
+            if _escapes(generator, variable):
+                escapes = ", True, True" if not _escapes(generator, variable, lists=True) else ", True"
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{escapes})")
         return value
     if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
@@ -107,14 +110,17 @@ def inactive(
     return value
 
 
-def _escapes(generator, variable: str | None) -> bool:
-    """Whether the name an attribute is read into may hold its array past the statements that
-    compute new values from it (transforms/attributes.consumed_names, once per function)."""
+def _escapes(generator, variable: str | None, lists: bool = False) -> bool:
+    """Whether the name an attribute is read into may hold its array (`lists`: its list) past the
+    statements that compute new values from it (transforms/attributes.consumed_names, once per
+    function)."""
     if variable is None:
         return True
-    consumed = getattr(generator, "_consumed_names", None)
+    key = "_consumed_lists" if lists else "_consumed_names"
+    consumed = getattr(generator, key, None)
     if consumed is None:
-        consumed = generator._consumed_names = attributes.consumed_names(generator.normalized.definition)
+        consumed = attributes.consumed_names(generator.normalized.definition, lists)
+        setattr(generator, key, consumed)
     return variable not in consumed
 
 
