@@ -13,6 +13,7 @@ the object need no analysis.
 
 from __future__ import annotations
 
+import builtins
 import types
 
 import libcst as cst
@@ -202,19 +203,21 @@ def is_fresh(value: cst.BaseExpression) -> bool:
     return False
 
 
-def consumed_names(definition: cst.FunctionDef, lists: bool = False) -> set[str]:
+def consumed_names(definition: cst.FunctionDef, lists: bool = False, resolver=None) -> set[str]:
     """The names of the normalized function that are assigned once and used only in the
     statements right after, in the same block, with nothing between that could change an object
     (a call other than numpy's that never returns a view, a compound statement), and only to
     compute new values (an operand of an arithmetic operation or of such a numpy function): a read
     `t = obj.m` into one shares the attribute's array with nothing that sees a later change. With
-    `lists`, an index or a slice counts as computing a new value too (as it does of a list)."""
+    `lists`, an index or a slice counts as computing a new value too (as it does of a list). Builtins
+    that only read what they are given at once (`len`, `sum`, `type`, ...) count where `resolver`
+    says the name is the builtin."""
     uses: dict[str, int] = {}
     consumed: dict[str, int] = {}
     for node in walk.nodes(definition):
         if isinstance(node, cst.Name):
             uses[node.value] = uses.get(node.value, 0) + 1
-        for operand in _operands(node, lists):
+        for operand in _operands(node, lists, resolver):
             if isinstance(operand, cst.Name):
                 consumed[operand.value] = consumed.get(operand.value, 0) + 1
         if isinstance(node, cst.Assign):  # the targets are not uses
@@ -226,11 +229,11 @@ def consumed_names(definition: cst.FunctionDef, lists: bool = False) -> set[str]
     found: set[str] = set()
     for node in walk.nodes(definition):
         if isinstance(node, (cst.IndentedBlock, cst.Module)):
-            found |= _used_at_once(list(node.body), candidates, uses)
+            found |= _used_at_once(list(node.body), candidates, uses, resolver)
     return found
 
 
-def _operands(node: cst.CSTNode, lists: bool = False) -> list:
+def _operands(node: cst.CSTNode, lists: bool = False, resolver=None) -> list:
     if lists and isinstance(node, cst.Subscript):
         return [node.value]
     if isinstance(node, cst.BinaryOperation):
@@ -239,16 +242,25 @@ def _operands(node: cst.CSTNode, lists: bool = False) -> list:
         return [node.expression]
     if isinstance(node, cst.Comparison):
         return [node.left, *(c.comparator for c in node.comparisons)]
-    if isinstance(node, cst.Call) and (_numpy_function(node.func, _CONSUMING_CALLS) or _type_call(node)):
+    if isinstance(node, cst.Call) and (_numpy_function(node.func, _CONSUMING_CALLS) or _reading_builtin(node, resolver)):
         return [a.value for a in node.args if a.keyword is None]
     return []
 
 
-def _type_call(node: cst.Call) -> bool:
-    return isinstance(node.func, cst.Name) and node.func.value == "type" and len(node.args) == 1
+# builtins that read their argument at once, keep nothing of it and run no code of a plain class's
+# (not iter, enumerate, zip: lazy; not min, max, sorted, any, all: a class's __lt__ or __bool__)
+_READING = ("type", "len", "sum", "list", "tuple", "abs", "float")
 
 
-def _used_at_once(body: list, candidates: set[str], uses: dict[str, int]) -> set[str]:
+def _reading_builtin(node: cst.Call, resolver) -> bool:
+    if not (isinstance(node.func, cst.Name) and node.func.value in _READING):
+        return False
+    if resolver is None:
+        return node.func.value == "type" and len(node.args) == 1  # list_method's own check
+    return resolver.resolve(node.func) is getattr(builtins, node.func.value)
+
+
+def _used_at_once(body: list, candidates: set[str], uses: dict[str, int], resolver=None) -> set[str]:
     """Of `candidates` assigned by a statement of `body`: those whose every use (`uses`, less the
     assignment) is in the statements that follow it there before any barrier (`_barrier`)."""
     found = set()
@@ -263,7 +275,7 @@ def _used_at_once(body: list, candidates: set[str], uses: dict[str, int]) -> set
             continue
         remaining = uses.get(name, 0) - 1
         for later in body[position + 1:]:
-            if remaining <= 0 or _barrier(later):
+            if remaining <= 0 or _barrier(later, resolver):
                 break
             remaining -= sum(1 for n in walk.nodes(later) if isinstance(n, cst.Name) and n.value == name)
         if remaining == 0:
@@ -271,7 +283,7 @@ def _used_at_once(body: list, candidates: set[str], uses: dict[str, int]) -> set
     return found
 
 
-def _barrier(statement: cst.CSTNode) -> bool:
+def _barrier(statement: cst.CSTNode, resolver=None) -> bool:
     """A statement that could change an object: a compound one, or one that calls anything but
     numpy's functions that never return a view."""
     if not isinstance(statement, cst.SimpleStatementLine):
@@ -279,7 +291,7 @@ def _barrier(statement: cst.CSTNode) -> bool:
     return any(
         isinstance(node, cst.Call)
         and not _numpy_function(node.func, _CONSUMING_CALLS | _FRESH_CALLS)
-        and not _type_call(node)
+        and not _reading_builtin(node, resolver)
         and syntax.dotted_name(node.func) != f"{RUNTIME}.attribute_list"
         for node in walk.nodes(statement)
     )

@@ -119,7 +119,7 @@ def _escapes(generator, variable: str | None, lists: bool = False) -> bool:
     key = "_consumed_lists" if lists else "_consumed_names"
     consumed = getattr(generator, key, None)
     if consumed is None:
-        consumed = attributes.consumed_names(generator.normalized.definition, lists)
+        consumed = attributes.consumed_names(generator.normalized.definition, lists, generator.resolver)
         setattr(generator, key, consumed)
     return variable not in consumed
 
