@@ -347,3 +347,31 @@ def deque_append(x):
 def test_a_deque_attribute_is_refused_with_the_rewrite():
     with pytest.raises(UnsupportedError, match=r"\.items\.append\(\.\.\.\) on a deque.*items = obj\.items"):
         cpsgrad.grad(deque_append)(X)
+
+
+class Summed:
+    def __init__(self, w):
+        self.items = []
+        self.w = w
+
+    def drained(self):
+        return sum(self.items) + len(self.items) * self.w  # read at once: the list stays the object's alone
+
+    def bump(self, v):
+        self.items.append(v * self.w)
+
+
+def summed_then_appended(x):
+    s = Summed(x)
+    total = 0.0
+    for i in range(3):
+        total = total + s.drained()
+        s.bump(x + i)
+    return total + s.drained()
+
+
+def test_a_list_read_by_sum_then_appended():
+    """Found by the generator (class_forms.Acc0.drained then bump): `sum(self.items)` shared
+    nothing, yet it made the later append refused."""
+    check_grad(summed_then_appended, 0.4)
+    assert cpsgrad.value_and_grad(summed_then_appended)(0.4)[0] == summed_then_appended(0.4)
