@@ -449,8 +449,9 @@ def attribute_escapes(value, name: str, unless_list: bool = False) -> None:
     """`y = value.name` into a name that may keep the value: the object no longer holds it alone
     (`unless_list`: where the name only indexes or slices it, a list's stays alone)."""
     state = getattr(_books, "state", None)
-    if state is not None and state.alone and not (unless_list and type(value.__dict__.get(name)) is list):
-        state.alone.discard((id(value), name))
+    if state is not None and state.alone:
+        if not (unless_list and type(getattr(value, "__dict__", {}).get(name)) is list):
+            state.alone.discard((id(value), name))
 
 
 def attribute_list(kind: type, name: str, method: str) -> None:

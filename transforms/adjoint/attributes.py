@@ -76,20 +76,24 @@ def inactive(
     whose `y` may share the array with what outlives it (`_escapes`) says so (`attribute_escapes`):
     a later `obj.m op= v` is then refused rather than computed as a new value."""
     read = isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
-    plain = read and value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None
+    local = read and generator.resolver.resolve(value.value) is None  # not a module's attribute
+    plain = local and value.attr.value not in _ARRAY_NAMES
+    keeps = local and _escapes(generator, variable)  # `y = obj.m` where y may keep what it read
+    only_indexes = keeps and not _escapes(generator, variable, lists=True)  # y[i], y[a:b]: a list's stays
+    escapes = f"{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r}" if read else ""
+    escapes += ", True)" if only_indexes else ")"
     if record is not None:
         if read and value.attr.value == "__dict__":
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
-        elif plain and _escapes(generator, variable):
-            unless = ", True" if not _escapes(generator, variable, lists=True) else ""
-            lines.append(f"{pad}{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r}{unless})")
+        elif keeps:
+            lines.append(pad + escapes)
         return value
     if read:
         if plain:
-            escapes = ""
-            if _escapes(generator, variable):
-                escapes = ", True, True" if not _escapes(generator, variable, lists=True) else ", True"
-            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{escapes})")
+            flags = (", True, True" if only_indexes else ", True") if keeps else ""
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{flags})")
+        elif keeps:  # .data, .T, .shape of an object or an array: only the sharing is noted
+            lines.append(pad + escapes)
         return value
     if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
         return value
