@@ -375,3 +375,34 @@ def test_a_list_read_by_sum_then_appended():
     nothing, yet it made the later append refused."""
     check_grad(summed_then_appended, 0.4)
     assert cpsgrad.value_and_grad(summed_then_appended)(0.4)[0] == summed_then_appended(0.4)
+
+
+def add_item(obj, v):
+    obj.items.append(v)
+
+
+def helpers_append(x):
+    h = History()
+    add_item(h, np.sin(x))
+    for i in range(2):
+        add_item(h, x * i)
+    return sum(np.sum(item * x) for item in h.items)
+
+
+def test_a_helper_appends_to_an_objects_list():
+    check_grad(helpers_append, X)
+    assert cpsgrad.value_and_grad(helpers_append)(X)[0] == helpers_append(X)
+
+
+def log_into(namespace, x):
+    namespace.log.append("called")  # nothing differentiable, into a SimpleNamespace: in place, as Python
+    return np.sum(x * x)
+
+
+def test_a_list_of_a_library_object_without_differentiable_values_changes_in_place():
+    import types
+
+    namespace = types.SimpleNamespace(log=[])
+    kept = namespace.log
+    np.testing.assert_allclose(cpsgrad.grad(log_into, argnums=1)(namespace, X), 2 * X)
+    assert namespace.log is kept and namespace.log == ["called"]

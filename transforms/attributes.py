@@ -71,8 +71,8 @@ _LIST_METHODS = {"append": 1, "extend": 1, "pop": 0}
 
 
 def list_method(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
-    """`obj.items.append(v)`, `.extend(vs)`, `.pop()` on a plain object's list (`self` in a method,
-    or a local built by a plain class's call): Python changes the list in place (the one the
+    """`obj.items.append(v)`, `.extend(vs)`, `.pop()` on an object's list (a parameter's, `self`
+    in a method, or a local built by a plain class's call): Python changes the list in place (the one the
     attribute held before the argument was evaluated; here the one it holds after), which is written
     here as a new list, `obj.items = obj.items + [v]` (`... + list(vs)`; `t = obj.items[-1]; obj.items
     = obj.items[:-1]`), as an augmented write: allowed where the object holds its list alone
@@ -119,15 +119,14 @@ def list_method(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | N
 
 
 def _plain_holder(normalizer, name: str) -> bool:
-    """Whether `name` holds an object of a plain user class wherever it is read: the first
-    parameter of a method (`self`), or a local every assignment of which is a plain class's call."""
+    """Whether `name` may hold an object whose list attribute `list_method` writes: a parameter
+    (`self`, an object a helper is given: what it holds is checked when it runs), or a local every
+    assignment of which is a plain class's call (not `logger = logging.getLogger()`)."""
     source = normalizer.source
     definition = source.definition
     positional = [*definition.params.posonly_params, *definition.params.params]
-    if positional and positional[0].name.value == name:
-        return _method_of_plain_class(source.function)
     if name in {p.name.value for p in (*positional, *definition.params.kwonly_params)}:
-        return False
+        return True  # `self`, or an object a helper is given (`def add(obj, v): obj.items.append(v)`)
     values = []
     for node in walk.nodes(definition.body):
         if isinstance(node, cst.Assign):
@@ -140,17 +139,6 @@ def _plain_holder(normalizer, name: str) -> bool:
             if bound is not None and any(isinstance(n, cst.Name) and n.value == name for n in walk.nodes(bound)):
                 return False  # a name bound otherwise
     return bool(values) and all(_plain_class_call(normalizer, value) for value in values)
-
-
-def _method_of_plain_class(function) -> bool:
-    """Whether `function` is defined in a module-level plain class (so its `self` is one's)."""
-    from cpsgrad.runtime.objects import plain_class
-
-    parts = getattr(function, "__qualname__", "").split(".")
-    if len(parts) != 2 or "<" in parts[0]:
-        return False
-    kind = getattr(function, "__globals__", {}).get(parts[0])
-    return isinstance(kind, type) and bool(kind.__flags__ & _HEAP) and plain_class(kind) is None
 
 
 def _plain_class_call(normalizer, value: cst.BaseExpression) -> bool:

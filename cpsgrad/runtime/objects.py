@@ -343,7 +343,7 @@ def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool
         key = (id(target), name)
         if key in _books.state.changed_lists:  # a list nothing differentiable is in: changed in place, as Python
             _books.state.changed_lists.discard(key)
-            target.__dict__[name][:] = value
+            getattr(target, name)[:] = value
             return target
     setattr(target, name, value)
     return target
@@ -356,6 +356,11 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented=Fals
     holds the array alone (`_in_place`); `method` for `target.name.append(v)` and the others
     written so (transforms/attributes.list_method)."""
     state = _state()
+    if method is not None and not active and not _carries(state, target, name):
+        held = getattr(target, name, None)
+        if type(held) is list and type(value) is list:  # nothing differentiable: in place, as Python
+            state.changed_lists.add((id(target), name))
+            return held
     owned = id(target) in state.owned
     if not is_plain_object(target):
         why = "it is a dataclass or a NamedTuple: build a new one with dataclasses.replace"
@@ -419,7 +424,7 @@ def _in_place(state: _Run, target, name: str, value, active: bool) -> None:
             )
         return
     if type(old) is list and type(value) is list and not active and not _carries(state, target, name):
-        state.changed_lists.add((id(target), name))  # nothing differentiable: changed in place (set_attribute)
+        state.changed_lists.add((id(target), name))  # nothing differentiable (obj.items += [...]): in place
         return
     if type(old) is not np.ndarray or (id(target), name) not in state.alone:
         where = "a list" if isinstance(old, list) else f"a {kind}"
@@ -474,7 +479,7 @@ def restore_attribute(target, name: str, saved):
     adjoint = adjoints.pop(name, 0.0) if adjoints is not None else 0.0
     if saved is _MISSING:
         target.__dict__.pop(name, None)
-    else:
+    elif getattr(target, name, _MISSING) is not saved:  # (a list changed in place is left as it is)
         target.__dict__[name] = saved
     return adjoint
 
