@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cpsgrad
-from cpsgrad.errors import UnsupportedError
+from cpsgrad.errors import NoRuleError, UnsupportedError
 from cpsgrad.testing import check_grad
 
 X = np.array([0.3, 0.5, -0.2])
@@ -406,3 +406,25 @@ def test_a_list_of_a_library_object_without_differentiable_values_changes_in_pla
     kept = namespace.log
     np.testing.assert_allclose(cpsgrad.grad(log_into, argnums=1)(namespace, X), 2 * X)
     assert namespace.log is kept and namespace.log == ["called"]
+
+
+class Buffer:
+    def __init__(self, n):
+        self.data = np.zeros(n)  # named like an array's attribute: its reads are the array's
+
+    def fill_up(self, v):
+        self.data += v
+
+
+def array_named(x):
+    b = Buffer(3)
+    held = [b][0].data  # Python: held is b.data, and sees fill_up's change
+    b.fill_up(x)
+    return np.sum(held * x)
+
+
+def test_an_attribute_named_like_an_arrays_is_never_taken_for_alone():
+    """Refused (at the read here, as an array's attribute of a differentiable value), never computed
+    as a new array under the alias."""
+    with pytest.raises((UnsupportedError, NoRuleError), match=r"test_attribute_changes\.py:\d+:\d+: .*\.data"):
+        cpsgrad.grad(array_named)(X)

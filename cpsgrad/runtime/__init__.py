@@ -44,6 +44,7 @@ from cpsgrad.runtime.adjoints import (
     reverse,
     unpacked,
 )
+from cpsgrad.runtime.attribute_changes import attribute_list
 from cpsgrad.runtime.books import clear_loans, close_loans, open_loans
 from cpsgrad.runtime.broadcasting import reduced_product, refuse_complex_operands, unbroadcast
 from cpsgrad.runtime.checks import (
@@ -137,7 +138,6 @@ from cpsgrad.runtime.loans import (
 )
 from cpsgrad.runtime.objects import (
     attribute_escapes,
-    attribute_list,
     new_object,
     overwritten_attribute,
     owned,

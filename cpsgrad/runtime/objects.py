@@ -32,7 +32,6 @@ Soundness needs every read of a differentiable attribute to be one the program r
 from __future__ import annotations
 
 import functools
-import sys
 import threading
 import types
 import weakref
@@ -40,6 +39,7 @@ import weakref
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime import attribute_changes
 from cpsgrad.runtime.adjoints import is_zero
 
 METHOD_ADVICE = (
@@ -247,31 +247,10 @@ def owned(value):
     state = getattr(_books, "state", None)
     if state is not None and is_plain_object(value):
         state.owned[id(value)] = value
-        attributes = value.__dict__
-        for name in list(attributes):
-            # an array only the object's attributes hold (its __init__ ran as plain Python and has
-            # returned: the dict's reference and the argument's are all there are)
-            if type(attributes[name]) is list or (
-                type(attributes[name]) is np.ndarray and attributes[name].base is None
-            ):
-                if sys.getrefcount(attributes[name]) <= _ALONE_COUNT:
-                    state.alone.add((id(value), name))
+        state.alone |= attribute_changes.held_alone(value)  # its __init__ ran as plain Python
     return value
 
 
-def _held_once_count() -> int:
-    """What `sys.getrefcount(attributes[name])` says of a value only a dict holds (measured, as
-    interpreters count their stack's references differently); 0 (nothing is taken for alone)
-    where a second name would not show."""
-    attributes = {"a": np.zeros(1)}
-    alone = sys.getrefcount(attributes["a"])
-    other = attributes["a"]
-    shared = sys.getrefcount(attributes["a"])
-    del other
-    return alone if shared > alone else 0
-
-
-_ALONE_COUNT = _held_once_count()
 
 
 def own_arguments(values: tuple) -> None:
@@ -339,12 +318,9 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
 def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool = False, method=None):
     """`target.name = value`, then `target` (the same object); `augmented` for `target.name op= v`,
     whose value `overwritten_attribute` checked; `fresh` for a value no other name holds."""
-    if augmented and _books.state.changed_lists:
-        key = (id(target), name)
-        if key in _books.state.changed_lists:  # a list nothing differentiable is in: changed in place, as Python
-            _books.state.changed_lists.discard(key)
-            getattr(target, name)[:] = value
-            return target
+    state = _books.state
+    if augmented and state.changed_lists and attribute_changes.changed_in_place(state, target, name, value):
+        return target
     setattr(target, name, value)
     return target
 
@@ -352,11 +328,10 @@ def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool
 def overwritten_attribute(target, name: str, value, active: bool, augmented=False, fresh=False, method=None):
     """What `target.name = ...` is about to overwrite (MISSING where it adds the attribute), once the
     write is checked: into an object of a plain class; a differentiable value, or an object this run
-    owns, only into an object this run owns; `target.name op= v` on an array only where the object
-    holds the array alone (`_in_place`); `method` for `target.name.append(v)` and the others
-    written so (transforms/attributes.list_method)."""
+    owns, only into an object this run owns; `op=` (`augmented`) and `.append(v)` and the others
+    (`method`) on an array or a list as runtime/attribute_changes.py says."""
     state = _state()
-    if method is not None and not active and not _carries(state, target, name):
+    if method is not None and not active and not attribute_changes.carries(state, target, name):
         held = getattr(target, name, None)
         if type(held) is list and type(value) is list:  # nothing differentiable: in place, as Python
             state.changed_lists.add((id(target), name))
@@ -369,7 +344,7 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented=Fals
         _refuse_class(target, why, f"assignment to .{name}")
     _check_attribute(target, name, f"assignment to .{name}")
     if augmented and any(hasattr(type(target.__dict__.get(name)), special) for special in _IN_PLACE):
-        _in_place(state, target, name, value, active)
+        attribute_changes.in_place(state, target, name, value, active)
     elif fresh:
         state.alone.add((id(target), name))
     else:
@@ -406,70 +381,12 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented=Fals
     return target.__dict__.get(name, _MISSING)
 
 
-def _in_place(state: _Run, target, name: str, value, active: bool) -> None:
-    """`target.name op= v` where the attribute holds an array: numpy changes that array in place,
-    and every name holding it sees the change. Computed here as a new array `value` (whose
-    gradient the books keep), which is the same only where no name holds the old one: the object
-    holds it alone (written fresh, `self.m = np.zeros(n)`, and not read out into a name that
-    keeps it since, `attribute_escapes`), and the result has its dtype and shape (in place, numpy
-    casts or refuses another)."""
-    old = target.__dict__.get(name)
-    kind = type(old).__name__
-    if type(old) is list and (id(target), name) in state.alone:
-        if type(value) is not list:  # obj.items += (v,): Python extends; as a new value `+` would raise
-            raise UnsupportedError(
-                None,
-                f"augmented assignment to .{name} holding a list",
-                f"with a {type(value).__name__}: write obj.{name} = obj.{name} + list(values)",
-            )
-        return
-    if type(old) is list and type(value) is list and not active and not _carries(state, target, name):
-        state.changed_lists.add((id(target), name))  # nothing differentiable (obj.items += [...]): in place
-        return
-    if type(old) is not np.ndarray or (id(target), name) not in state.alone:
-        where = "a list" if isinstance(old, list) else f"a {kind}"
-        raise UnsupportedError(
-            None,
-            f"augmented assignment to .{name} holding {where}",
-            f"Python changes the {kind} in place, and another name may hold it (it was written from a name, "
-            f"an argument or a view, or read out since): every name holding it would see the change, which cpsgrad "
-            f"does not differentiate; write obj.{name} = obj.{name} + value (a new value), or write a copy into "
-            f"it first (obj.{name} = np.array(value), obj.{name} = value.copy())",
-        )
-    if type(value) is not np.ndarray or value.dtype != old.dtype or value.shape != old.shape:
-        got = f"{np.dtype(getattr(value, 'dtype', type(value))).name}{list(np.shape(value))}"
-        raise UnsupportedError(
-            None,
-            f"augmented assignment to .{name} holding a {old.dtype.name}{list(old.shape)} array",
-            f"in place, numpy would cast or broadcast the {got} result into the array, which cpsgrad does not "
-            f"differentiate; write a new value with the type you mean: obj.{name} = obj.{name} + value",
-        )
-
-
-def _carries(state: _Run, target, name: str) -> bool:
-    return (id(target), name) in state.carriers or id(target) in state.arguments
-
-
 def attribute_escapes(value, name: str, unless_list: bool = False) -> None:
-    """`y = value.name` into a name that may keep the value: the object no longer holds it alone
-    (`unless_list`: where the name only indexes or slices it, a list's stays alone)."""
+    """`y = value.name` into a name that may keep it: not alone (`unless_list`: a list only indexed stays)."""
     state = getattr(_books, "state", None)
     if state is not None and state.alone:
         if not (unless_list and type(getattr(value, "__dict__", {}).get(name)) is list):
             state.alone.discard((id(value), name))
-
-
-def attribute_list(kind: type, name: str, method: str) -> None:
-    """Before `obj.name.method(...)` written as a new list (transforms/attributes.list_method):
-    the attribute holds a list (`kind`); a deque's, an array's or another object's is refused."""
-    if kind is not list:
-        raise UnsupportedError(
-            None,
-            f"method call .{name}.{method}(...) on a {kind.__name__}",
-            f"cpsgrad differentiates append, extend and pop() of a list an object's attribute holds, and .{name} holds "
-            f"a {kind.__name__}; call the method on a local name (items = obj.{name}; items.{method}(...)) or write "
-            f"the attribute anew (obj.{name} = obj.{name} + [v])",
-        )
 
 
 def restore_attribute(target, name: str, saved):

@@ -76,9 +76,9 @@ def inactive(
     whose `y` may share the array with what outlives it (`_escapes`) says so (`attribute_escapes`):
     a later `obj.m op= v` is then refused rather than computed as a new value."""
     read = isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
-    local = read and generator.resolver.resolve(value.value) is None  # not a module's attribute
-    plain = local and value.attr.value not in _ARRAY_NAMES
-    keeps = local and _escapes(generator, variable)  # `y = obj.m` where y may keep what it read
+    # an object's attribute (not a module's; an array-named one is never taken for alone)
+    plain = read and value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None
+    keeps = plain and _escapes(generator, variable)  # `y = obj.m` where y may keep what it read
     only_indexes = keeps and not _escapes(generator, variable, lists=True)  # y[i], y[a:b]: a list's stays
     escapes = f"{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r}" if read else ""
     escapes += ", True)" if only_indexes else ")"
@@ -92,8 +92,6 @@ def inactive(
         if plain:
             flags = (", True, True" if only_indexes else ", True") if keeps else ""
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{flags})")
-        elif keeps:  # .data, .T, .shape of an object or an array: only the sharing is noted
-            lines.append(pad + escapes)
         return value
     if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
         return value
