@@ -1,4 +1,4 @@
-"""The generator's switches for starred forms, try/with, `:=`, sets and calls for their effect
+"""The generator's switches for starred forms, try/with, `:=`, sets, calls for their effect and classes
 (cpsgrad/testing/forms.py and its modules): each switch draws its constructs (and off, does not),
 and a short derandomized soak of programs drawn with each passes check_program. Problems the
 generator found in cpsgrad are pinned at the end, xfail(strict=True) until fixed.
@@ -31,6 +31,13 @@ CONSTRUCTS = {
     "walrus": ({"walrus-while", "walrus-if", "walrus-comprehension", "walrus-argument"}, r"\(\w+ := "),
     "sets": ({"set", "set-membership", "set-update"}, r"\w+ = (\{|set\()"),
     "effects": ({"effect-print", "effect-logging"}, r"print\(|LOGGER0\.(debug|info)\("),
+    "classes": (
+        {
+            "class-init", "class-method-effect", "class-method-value", "class-bound-method", "class-attribute-write",
+            "class-augmented-attribute", "class-list-attribute", "class-vector",
+        },
+        r"= (Acc0|Vec0)\(",
+    ),
 }
 FIRST = {switch: sorted(constructs)[0] for switch, (constructs, _) in CONSTRUCTS.items()}
 

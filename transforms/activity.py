@@ -87,7 +87,7 @@ def active_names(definition: cst.FunctionDef, seeds: set[str], resolver: Resolve
                 continue
             active.update(targets)
             changed = True
-        extra = attributes.receivers(found, active, definition)  # obj.method(x): obj may keep x (transforms/attributes.py)
+        extra = attributes.receivers(found, active, definition, resolver)  # obj.method(x): obj may keep x (transforms/attributes.py)
         if extra:
             active |= extra
             changed = True

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cpsgrad.transforms import lists, starred, syntax, walk, writes
+from cpsgrad.transforms import attributes, lists, starred, syntax, walk, writes
 
 DICT_METHODS = {"update": (0, 1), "setdefault": (1, 2), "pop": (1, 2), "clear": (0, 0)}  # (least, most) positional
 _DICT_BUILDERS = (dict,)
@@ -115,7 +115,11 @@ def _owned(normalizer) -> tuple[set, set]:
 
 def method_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
     """The form of `d.update(...)`, `d.setdefault(...)`, `d.pop(...)`, `d.clear()` on a dict the
-    function owns (the call's value); None for any other call."""
+    function owns (the call's value); None for any other call. `obj.items.append(v)` on a plain
+    object's list: transforms/attributes.py."""
+    changed = attributes.list_method(normalizer, node, out)
+    if changed is not None:
+        return changed
     callee = node.func
     if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)):
         return None

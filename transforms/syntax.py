@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 _EMPTY_MODULE = cst.Module([])
+EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # a keyword argument's `=`, unspaced
 
 
 def code(node: cst.CSTNode) -> str:

@@ -44,6 +44,7 @@ from cpsgrad.runtime.adjoints import (
     reverse,
     unpacked,
 )
+from cpsgrad.runtime.attribute_changes import attribute_list
 from cpsgrad.runtime.books import clear_loans, close_loans, open_loans
 from cpsgrad.runtime.broadcasting import reduced_product, refuse_complex_operands, unbroadcast
 from cpsgrad.runtime.checks import (
@@ -137,6 +138,7 @@ from cpsgrad.runtime.loans import (
     withdrawing,
 )
 from cpsgrad.runtime.objects import (
+    attribute_escapes,
     new_object,
     overwritten_attribute,
     owned,
@@ -197,6 +199,8 @@ __all__ = [
     "view_adjoint",
     "view_after_write",
     "new_object",
+    "attribute_escapes",
+    "attribute_list",
     "overwritten_attribute",
     "owned",
     "restore_attribute",

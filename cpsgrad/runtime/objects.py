@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
+from cpsgrad.runtime import attribute_changes
 from cpsgrad.runtime.adjoints import is_zero
 
 METHOD_ADVICE = (
@@ -61,7 +62,10 @@ _LIBRARIES = frozenset({"numpy", "scipy", "cpsgrad", "jax", "torch"})
 class _Run:
     """One run's books."""
 
-    __slots__ = ("owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed")
+    __slots__ = (
+        "owned", "adjoints", "carriers", "written", "final", "gradients", "kept", "arguments", "exposed", "alone",
+        "changed_lists",
+    )
 
     def __init__(self):
         self.owned: dict = {}  # id -> an object this run owns
@@ -73,6 +77,8 @@ class _Run:
         self.arguments: set = set()  # ids of the objects differentiated arguments hold
         self.exposed: dict = {}  # id -> the plain call an owned object was handed to (no writes of gradients after)
         self.gradients: dict = {}  # id of an argument's object -> its gradient (shared objects, cycles)
+        self.alone: set = set()  # (id, attribute) holding a value written fresh that no name has read out since
+        self.changed_lists: set = set()  # (id, attribute) whose list the write about to run changes in place
 
 
 def open_objects():
@@ -241,7 +247,10 @@ def owned(value):
     state = getattr(_books, "state", None)
     if state is not None and is_plain_object(value):
         state.owned[id(value)] = value
+        state.alone |= attribute_changes.held_alone(value)  # its __init__ ran as plain Python
     return value
+
+
 
 
 def own_arguments(values: tuple) -> None:
@@ -306,18 +315,27 @@ def attribute_adjoint(value, name: str, adjoint) -> float:
     return 0.0
 
 
-def set_attribute(target, name: str, value, augmented: bool = False):
+def set_attribute(target, name: str, value, augmented: bool = False, fresh: bool = False, method=None):
     """`target.name = value`, then `target` (the same object); `augmented` for `target.name op= v`,
-    whose value `overwritten_attribute` checked."""
+    whose value `overwritten_attribute` checked; `fresh` for a value no other name holds."""
+    state = _books.state
+    if augmented and state.changed_lists and attribute_changes.changed_in_place(state, target, name, value):
+        return target
     setattr(target, name, value)
     return target
 
 
-def overwritten_attribute(target, name: str, value, active: bool, augmented: bool = False):
+def overwritten_attribute(target, name: str, value, active: bool, augmented=False, fresh=False, method=None):
     """What `target.name = ...` is about to overwrite (MISSING where it adds the attribute), once the
     write is checked: into an object of a plain class; a differentiable value, or an object this run
-    owns, only into an object this run owns."""
+    owns, only into an object this run owns; `op=` (`augmented`) and `.append(v)` and the others
+    (`method`) on an array or a list as runtime/attribute_changes.py says."""
     state = _state()
+    if method is not None and not active and not attribute_changes.carries(state, target, name):
+        held = getattr(target, name, None)
+        if type(held) is list and type(value) is list:  # nothing differentiable: in place, as Python
+            state.changed_lists.add((id(target), name))
+            return held
     owned = id(target) in state.owned
     if not is_plain_object(target):
         why = "it is a dataclass or a NamedTuple: build a new one with dataclasses.replace"
@@ -325,14 +343,12 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
             why = plain_class(type(target)) or "it is a class, a function or a module"
         _refuse_class(target, why, f"assignment to .{name}")
     _check_attribute(target, name, f"assignment to .{name}")
-    if augmented and any(hasattr(type(target.__dict__.get(name)), method) for method in _IN_PLACE):
-        old = type(target.__dict__.get(name)).__name__
-        raise UnsupportedError(
-            None,
-            f"augmented assignment to .{name} holding a {old}",
-            f"Python changes the {old} in place (every name holding it sees the change); write "
-            f"obj.{name} = obj.{name} + value (a new value), or copy it first",
-        )
+    if augmented and any(hasattr(type(target.__dict__.get(name)), special) for special in _IN_PLACE):
+        attribute_changes.in_place(state, target, name, value, active)
+    elif fresh:
+        state.alone.add((id(target), name))
+    else:
+        state.alone.discard((id(target), name))
     if not owned and not active and _reach(value, state.owned, set()) is not None:
         active = True  # an object the run owns kept where code cpsgrad does not see could read it
     if active and name in _ARRAY_NAMES:
@@ -365,6 +381,14 @@ def overwritten_attribute(target, name: str, value, active: bool, augmented: boo
     return target.__dict__.get(name, _MISSING)
 
 
+def attribute_escapes(value, name: str, unless_list: bool = False) -> None:
+    """`y = value.name` into a name that may keep it: not alone (`unless_list`: a list only indexed stays)."""
+    state = getattr(_books, "state", None)
+    if state is not None and state.alone:
+        if not (unless_list and type(getattr(value, "__dict__", {}).get(name)) is list):
+            state.alone.discard((id(value), name))
+
+
 def restore_attribute(target, name: str, saved):
     """The backward of `target.name = v`: the attribute's adjoint now (what reads after the write
     contributed) is v's, taken out of the books; the old value is put back."""
@@ -372,7 +396,7 @@ def restore_attribute(target, name: str, saved):
     adjoint = adjoints.pop(name, 0.0) if adjoints is not None else 0.0
     if saved is _MISSING:
         target.__dict__.pop(name, None)
-    else:
+    elif getattr(target, name, _MISSING) is not saved:  # (a list changed in place is left as it is)
         target.__dict__[name] = saved
     return adjoint
 
@@ -380,10 +404,13 @@ def restore_attribute(target, name: str, saved):
 # -- the checks that keep every read recorded --------------------------------------------------
 
 
-def unseen_attribute(value, name: str) -> None:
+def unseen_attribute(value, name: str, escapes: bool = False, unless_list: bool = False) -> None:
     """`y = value.name` read through a name the program does not differentiate: refused where
-    the attribute holds a differentiable value (its gradient would be lost)."""
+    the attribute holds a differentiable value (its gradient would be lost); `escapes` where the
+    name may keep what it read (`attribute_escapes`)."""
     state = getattr(_books, "state", None)
+    if escapes and state is not None and state.alone:
+        attribute_escapes(value, name, unless_list)
     if state is not None and name == "__dict__" and id(value) in state.owned:
         _refuse_class(value, "its __dict__ would change its attributes behind cpsgrad's back", ".__dict__")
     if state is None or not (state.carriers or state.arguments):
@@ -417,6 +444,8 @@ def unseen_objects(values: tuple, label: str) -> None:
     found = next((value for value in reached if id(value) in carrying), None)
     for value in reached:
         state.exposed.setdefault(id(value), label)
+        if state.alone:  # that code could keep the arrays the object holds
+            state.alone.difference_update({(id(value), name) for name in vars(value)})
     if found is not None:
         raise UnsupportedError(
             None,

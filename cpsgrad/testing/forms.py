@@ -5,7 +5,8 @@ Each family is a switch of `programs(...)` and a module of its own: `starred` (s
 `exceptions` (exception_forms.py: `try`/`except`/`else`/`finally` with data-dependent raises,
 `with` over `contextlib.suppress`, `np.errstate` and a module-level manager class), `walrus`,
 `sets` and `effects` (everyday_forms.py: `:=`, sets of ints and strings, `print` and logging
-calls for their effect). programs.py asks this module for the statement kinds that are on
+calls for their effect), `classes` (class_forms.py: module-level plain classes with `__init__`
+and methods, their attributes written and changed in place, bound methods as values). programs.py asks this module for the statement kinds that are on
 (`kinds`), hands it a drawn kind (`statement`) and the module-level helpers (`helpers`), and puts
 `Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the module.
 """
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cpsgrad.testing import everyday_forms, exception_forms, starred_forms
+from cpsgrad.testing import class_forms, everyday_forms, exception_forms, starred_forms
 
-SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects")
+SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes")
 
 
 @dataclass
@@ -54,17 +55,22 @@ class Forms:
         return name
 
 
-KINDS = (*starred_forms.KINDS, *exception_forms.KINDS, *everyday_forms.KINDS)
+KINDS = (*starred_forms.KINDS, *exception_forms.KINDS, *everyday_forms.KINDS, *class_forms.KINDS)
 
 
 def kinds(builder) -> list[str]:
     """The statement kinds of these families available where `builder` draws now."""
-    return [*starred_forms.kinds(builder), *exception_forms.kinds(builder), *everyday_forms.kinds(builder)]
+    return [
+        *starred_forms.kinds(builder),
+        *exception_forms.kinds(builder),
+        *everyday_forms.kinds(builder),
+        *class_forms.kinds(builder),
+    ]
 
 
 def statement(builder, indent: str, kind: str, variable) -> list[str]:
     """The lines of one statement of `kind` (one of KINDS); `variable` is programs._Variable."""
-    for module in (starred_forms, exception_forms, everyday_forms):
+    for module in (starred_forms, exception_forms, everyday_forms, class_forms):
         if kind in module.KINDS:
             return module.statement(builder, indent, kind, variable)
     raise ValueError(kind)

@@ -271,7 +271,7 @@ class _Builder:
         max_helpers: int,
         max_statements: int,
         max_depth: int,
-        **switches: bool,  # starred, exceptions, walrus, sets, effects (forms.py)
+        **switches: bool,  # starred, exceptions, walrus, sets, effects, classes (forms.py)
     ):
         self.draw = draw
         self.forms = forms.Forms(switches)
@@ -1623,6 +1623,7 @@ def programs(
     walrus: bool = True,
     sets: bool = True,
     effects: bool = True,
+    classes: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -1663,7 +1664,8 @@ def programs(
       (also in `for`), `(*t, e)`; `exceptions`: `try` raising on the data (also in a helper),
       handlers falling through, returning, jumping, re-raising; `finally`, `else`; `with` over
       `contextlib.suppress`, `np.errstate`, a manager class; `walrus`: `:=` in tests, conditions,
-      arguments; `sets` of ints and strings; `effects`: print and logging (forms.py and its modules).
+      arguments; `sets` of ints and strings; `effects`: print and logging; `classes`: objects of
+      module-level plain classes, their methods and attributes (forms.py and its modules).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.

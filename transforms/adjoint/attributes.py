@@ -9,7 +9,7 @@ import numpy as np
 
 from cpsgrad import runtime
 from cpsgrad.rules.registry import TABLE
-from cpsgrad.transforms import calls, naming, syntax
+from cpsgrad.transforms import attributes, calls, naming, syntax
 from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
 from cpsgrad.transforms.adjoint.records import AttributeWrite
 
@@ -19,7 +19,9 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     differentiable value checked there), then the write; its record restores it."""
     first = len(lines)
     container, name, written = (a.value for a in value.args[:3])
-    augmented = len(value.args) > 3  # obj.attr op= v
+    augmented = any(a.keyword is None for a in value.args[3:])  # obj.attr op= v
+    keywords = [a for a in value.args if a.keyword is not None]  # fresh=True, method='append'
+
     adjoints = {}
     for atom in (container, written):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
@@ -29,6 +31,7 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     saved = generator.namer.fresh(naming.overwritten(version))
     active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
     saving = runtime_call("overwritten_attribute", container, name, written, active, *[cst.Name("True")] * augmented)
+    saving = saving.with_changes(args=[*saving.args, *keywords])
     lines.append(f"{pad}{saved} = {syntax.code(saving)}")
     lines.append(f"{pad}{version} = {syntax.code(value)}")
     location = generator.normalized.location(statement)
@@ -62,19 +65,33 @@ def backward(generator, record: AttributeWrite, defined: dict[str, str], pad: st
         generator.accumulate(source, output, defined, pad, lines)
 
 
-def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None) -> cst.BaseExpression:
+def inactive(
+    generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None, variable: str | None = None
+) -> cst.BaseExpression:
     """An inactive statement's value, with the checks that keep objects' gradients from being lost
     (runtime/objects.py): after-the-fact reads of an attribute through a name no gradient reaches,
     and plain calls handed an object the run owns, are refused when they happen; a plain class
     called with no differentiable value makes an object the run owns (`owned(C(...))`). An active
-    statement (`record`) is checked only where it reads an object's `__dict__`."""
+    statement (`record`) is checked only where it reads an object's `__dict__`. A read `y = obj.m`
+    whose `y` may share the array with what outlives it (`_escapes`) says so (`attribute_escapes`):
+    a later `obj.m op= v` is then refused rather than computed as a new value."""
+    read = isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
+    # an object's attribute (not a module's; an array-named one is never taken for alone)
+    plain = read and value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None
+    keeps = plain and _escapes(generator, variable)  # `y = obj.m` where y may keep what it read
+    only_indexes = keeps and not _escapes(generator, variable, lists=True)  # y[i], y[a:b]: a list's stays
+    escapes = f"{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r}" if read else ""
+    escapes += ", True)" if only_indexes else ")"
     if record is not None:
-        if isinstance(value, cst.Attribute) and value.attr.value == "__dict__" and isinstance(value.value, cst.Name):
+        if read and value.attr.value == "__dict__":
             lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
+        elif keeps:
+            lines.append(pad + escapes)
         return value
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
-        if value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None:
-            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r})")
+    if read:
+        if plain:
+            flags = (", True, True" if only_indexes else ", True") if keeps else ""
+            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{flags})")
         return value
     if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
         return value
@@ -93,6 +110,20 @@ def inactive(generator, value: cst.BaseExpression, pad: str, lines: list[str], r
     if isinstance(primitive, type) and primitive.__flags__ & _HEAP:
         return cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("owned")), [cst.Arg(value)])
     return value
+
+
+def _escapes(generator, variable: str | None, lists: bool = False) -> bool:
+    """Whether the name an attribute is read into may hold its array (`lists`: its list) past the
+    statements that compute new values from it (transforms/attributes.consumed_names, once per
+    function)."""
+    if variable is None:
+        return True
+    key = "_consumed_lists" if lists else "_consumed_names"
+    consumed = getattr(generator, key, None)
+    if consumed is None:
+        consumed = attributes.consumed_names(generator.normalized.definition, lists, generator.resolver)
+        setattr(generator, key, consumed)
+    return variable not in consumed
 
 
 def _has_rule(primitive) -> bool:

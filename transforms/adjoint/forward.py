@@ -75,7 +75,7 @@ class Forward:
         if self.is_active_variable(variable):
             record = self.record(statement, small.value, value, frame)
         version = self.new_version(frame, variable)
-        value = attribute_writes.inactive(self, value, pad, lines, record)  # checked (adjoint/attributes.py)
+        value = attribute_writes.inactive(self, value, pad, lines, record, variable)  # checked (adjoint/attributes.py)
         lines.append(f"{pad}{version} = {syntax.code(value)}")
         self.check_in_place(statement, value, version, pad, lines)
         if record is not None:
