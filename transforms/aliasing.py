@@ -289,9 +289,13 @@ class _Analysis(Sharing):
 
     def update(self, statement, name: str, before: dict, state: dict) -> None:
         """`x = x op y` for `x op= y`: x's new array is its own; the names sharing its old one
-        are stale (Python changed them too)."""
+        are stale (Python changed them too). In Python x is still the array it was (numpy's
+        `+=` writes into it), so the new definition joins the old ones' class: a second `x op= y`
+        into the caller's array is in place too."""
         old = self.reaching(name, before)
         self.old[id(statement)] = old
+        for definition in old:
+            self.same.union((id(statement), name), definition)
         if self.marking and old:
             roots = {self.same.find(d) for d in old}
             self.mark(state, roots, (id(statement), "update", True), keep=(id(statement), name))

@@ -97,26 +97,46 @@ def copied_into(target, value):
 
 
 def updated(target, value):
-    """`x op= y` into an array the caller shares, as numpy runs it: `x` changed in place to `value`
-    (`x op y`, cast as numpy's in-place operators cast: 'same_kind'), and `x` itself returned; a
-    number (or any value that is not an array) is rebound to `value` as Python rebinds it."""
-    if type(target) is _ndarray:
+    """`x op= y` into a value the caller shares, as Python runs it: an array changed in place to
+    `value` (`x op y`, cast as numpy's in-place operators cast: 'same_kind'); a list (`xs += ys`,
+    `xs *= n`), a dict (`d |= m`) or a set given `value`'s contents in place, as their in-place
+    operators do; `x` itself returned. A number (or any other value) is rebound to `value`, as
+    Python rebinds it."""
+    kind = type(target)
+    if kind is _ndarray:
         np.copyto(target, value, casting="same_kind")
+        return target
+    if kind is list:
+        target[:] = value
+        return target
+    if kind is dict or kind is set:
+        target.clear()
+        target.update(value)
         return target
     return value
 
 
 def overwritten_update(target):
-    """What `updated(target, ...)` is about to overwrite: all of an array; nothing of a number."""
-    if type(target) is _ndarray:
+    """What `updated(target, ...)` is about to overwrite: all of an array, a list, a dict or a
+    set (a shallow copy); nothing of a number."""
+    kind = type(target)
+    if kind is _ndarray or kind is list or kind is dict or kind is set:
         _note_written(target)
         return target.copy()
     return None
 
 
 def restore_update(target, saved) -> None:
-    if saved is not None:
+    if saved is None:
+        return
+    kind = type(target)
+    if kind is _ndarray:
         target[...] = saved
+    elif kind is list:
+        target[:] = saved
+    else:
+        target.clear()
+        target.update(saved)
 
 
 def update_adjoint(adjoint, target, value):
