@@ -49,7 +49,6 @@ import importlib.util
 import inspect
 import itertools
 import json
-import math
 import os
 import subprocess
 import sys
