@@ -434,8 +434,8 @@ def report(verdicts: list[Verdict], origin: str, real_tangent: bool, seconds: fl
         "",
         f"Of the {len(applicable)} functions plain Python runs (a real scalar value), "
         f"{counts['passed']} pass. HIPS autograd, on the same inputs: agrees on {autograd['agrees']}, "
-        f"disagrees on {autograd['disagrees']}, cannot differentiate {autograd['n/a']} "
-        "(writes into arrays, det, ...) of those functions.",
+        f"disagrees on {autograd['disagrees']}; no comparison on {autograd['n/a']} (autograd raises: writes into "
+        "arrays ...; or cpsgrad refused).",
         "",
         "| function | class | inputs | checked by finite differences | autograd | note |",
         "| --- | --- | --- | --- | --- | --- |",
