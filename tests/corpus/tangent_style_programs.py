@@ -530,6 +530,38 @@ def jax_merges_a_dict_argument(values, b):
     return values["a"] * b + values["c"]
 
 
+def merges_in_a_loop(a, b):
+    """`d |= m` in a loop, each pass reading what the last wrote (it was a zero gradient)."""
+    d = {"x": a}
+    for _ in range(3):
+        d |= {"x": d["x"] * b}
+    return d["x"]
+
+
+def jax_merges_in_a_loop(a, b):
+    return a * b**3
+
+
+def merge_kept_past_a_write(a, b):
+    """The merge is a new dict: a later write into `d` does not reach it."""
+    d = {"x": a}
+    m = d | {"y": b}
+    d["x"] = b
+    return m["x"] * d["x"] + m["y"]
+
+
+def jax_merge_kept_past_a_write(a, b):
+    return a * b + b
+
+
+def merges_into_a_shared_dict(a, b):
+    """`d |= m` changes the dict `e` also names: refused (computing `d = d | m` would leave `e`)."""
+    d = {"x": a}
+    e = d
+    d |= {"y": b}
+    return e["y"] * a
+
+
 def bit_operators_of_integers(x, n):
     """`|`, `&`, `^`, `<<`, `>>`, `~` of integers and of masks: constants beside a gradient."""
     k = (n | 1) ^ (n & 2)
@@ -655,6 +687,8 @@ CASES = [
     Case(merged_dicts, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merged_dicts),
     Case(merged_into, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merged_into),
     Case(merges_a_dict_argument, (_DICT, _SCALAR), argnums=(0, 1), jax=jax_merges_a_dict_argument),
+    Case(merges_in_a_loop, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merges_in_a_loop),
+    Case(merge_kept_past_a_write, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merge_kept_past_a_write),
     Case(
         bit_operators_of_integers,
         (arrays(4, exclude_near=(-1.0, 0.0, 2.5)), ints(0, 6)),
@@ -663,6 +697,8 @@ CASES = [
 ]
 
 REFUSED = [
+    (merges_into_a_shared_dict, (0.5, 1.5), r"d \|= \{\"y\": b\} \(a dict\): augmented assignment changes a dict in place, "
+     r"and the name e .* write a new value: d = d \| \{\"y\": b\}"),
     (width_of_a_union, (0.5, 1.5), r"operator \| on operands of type Interval and Interval .* ran __or__ as plain code"),
     (width_of_an_intersection, (0.5, 1.5), r"operator & on operands of type Interval and Interval"),
 ]
