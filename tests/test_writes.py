@@ -418,8 +418,23 @@ def updates_around_a_write(x, y):
     return np.sum(np.sin(x) * y)
 
 
-@pytest.mark.parametrize("function", [updates_twice, updates_in_a_loop, updates_in_a_branch, updates_around_a_write])
-def test_augmented_assignments_into_an_argument_end_as_python_leaves_it(function):
+def writes_a_product_of_its_elements(x, y):
+    """Tangent's corpus writes into its argument so (test_subscript2's form)."""
+    first = x[0]
+    x[0] = first * x[1] + y[2]
+    return np.sum(x)
+
+
+def writes_from_a_power_of_itself(x, y):
+    """test_subscript3's form: the argument written from a new array made of it, both read after."""
+    z = x**2.0
+    x[0] = z[1] * z[2]
+    return np.sum(x * z * y)
+
+
+@pytest.mark.parametrize("function", [updates_twice, updates_in_a_loop, updates_in_a_branch, updates_around_a_write,
+                                      writes_a_product_of_its_elements, writes_from_a_power_of_itself])
+def test_writes_and_augmented_assignments_into_an_argument_end_as_python_leaves_it(function):
     """Each `x op= y` into the caller's array is in place (the second one once computed a new
     array: the caller saw only the first); the gradient, of the argument as it was given."""
     x, y = np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -0.4])
