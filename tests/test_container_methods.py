@@ -343,6 +343,20 @@ def _counts(x, n):
     return d
 
 
+def copied_then_changed(x, y):
+    d = {"a": x, "b": y}
+    d["c"] = d["a"] * d["b"]
+    e = {**d, "a": y * y}  # a copy of the items now: the changes below do not reach e
+    f = dict(d)
+    d.update(b=x * 3.0)
+    xs = [x, y]
+    ys = [*xs, x * y]
+    zs = list(xs)
+    xs.append(x * x)
+    xs.pop(0)
+    return e["a"] * d["b"] + e["c"] + d["c"] + f["b"] * sum(xs) + sum(ys) * zs[0] + len(zs)
+
+
 def del_a_name(x):
     y = x * 2.0
     del y
@@ -357,11 +371,20 @@ def del_a_name(x):
         (setdefault_existing_and_new, (0.7, 1.3), (0, 1)),
         (deletes_in_loop, (0.8, 3), 0),
         (owned_dict_in_helper, (0.8, 5), 0),
+        (copied_then_changed, (0.7, 1.3), (0, 1)),
     ],
     ids=lambda value: getattr(value, "__name__", None),
 )
 def test_dict_and_list_methods_match_finite_differences(function, arguments, argnums):
     check_grad(function, *arguments, argnums=argnums)
+
+
+def test_a_copy_made_before_a_change_keeps_the_old_contents():
+    """`{**d}`, `dict(d)`, `[*xs]`, `list(xs)` copy the items at once: the container stays the
+    function's own (its changes become new values) and the copies keep what it held then."""
+    assert cpsgrad.value_and_grad(copied_then_changed, argnums=(0, 1))(0.7, 1.3)[0] == copied_then_changed(0.7, 1.3)
+    program = cpsgrad.show(copied_then_changed, example=(0.7, 1.3))
+    assert "merged(d_1" in program and "append_in_place(xs" in program
 
 
 def test_a_value_overwritten_by_update_gets_no_gradient_from_later_reads():

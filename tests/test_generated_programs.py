@@ -226,13 +226,15 @@ def test_rebinding_a_module_function_alias_is_followed():
 
 
 
-def test_a_mutation_soak_program_reads_no_name_before_it_is_bound():
-    """programs(writes=True) draws writes in place in most programs; none of them may read a
-    local before assigning it (the list-copy write once drew its slot's value after naming its
-    result, so `q[0] = w * v` came before `w = ...`: the original raised UnboundLocalError)."""
+@pytest.mark.parametrize("options", [{"writes": True}, {}], ids=["writes", "default"])
+def test_a_program_reads_no_name_before_it_is_bound(options):
+    """No program may read a local before assigning it: the list-copy write once drew its slot's
+    value after naming its result (`q[0] = w * v` before `w = ...`), and the set-len form its value
+    after naming its target (`a1 = (... [u for i in range(1) if a1 < 0.25] ...)`): the original
+    raised UnboundLocalError or NameError, cpsgrad another error (found by the mutation soak)."""
 
     @settings(max_examples=150, deadline=None, database=None, derandomize=True)
-    @given(programs(writes=True))
+    @given(programs(**options))
     def run(program):
         with program:
             try:

@@ -79,14 +79,15 @@ def test_a_list_changed_by_a_method_is_not_a_sequence_of_numbers():
     assert undoes_broadcasting(text)
 
 
-def test_augmented_assignment_on_a_shared_array_is_refused_with_the_rewrite():
-    # y's array is also z's, read after the change: y = y + x would leave z unchanged
-    with pytest.raises(
-        cpsgrad.UnsupportedError,
-        match=r"kinds_functions\.py:\d+:\d+: y \+= x \(an array\).*the name z .* shares the array.*y = y \+ x",
-    ):
-        cpsgrad.grad(cases.in_place_shared)(np.ones(2))
-    assert cpsgrad.grad(cases.in_place_shared)(1.5) == 4.0 * 1.5  # numbers: z keeps the old value (z * y = 2 x^2)
+def test_augmented_assignment_on_a_shared_array_changes_it_in_place():
+    # y's array is also z's, read after the change: as numpy does, y changes in place and z sees it
+    # (z * y = (2x)^2); a number is rebound and z keeps the old value (z * y = 2 x^2)
+    np.testing.assert_array_equal(cpsgrad.grad(cases.in_place_shared)(np.ones(2)), [8.0, 8.0])
+    assert cpsgrad.grad(cases.in_place_shared)(1.5) == 4.0 * 1.5
+    program = cpsgrad.show(cases.in_place_shared, example=(np.ones(2),))
+    assert "cpsgrad_runtime.updated(y, " in program and "z_1 = cpsgrad_runtime.alias_after_update(z, y_1, " in program
+    # a list is extended in place as Python does (runtime.updated), so z sees it: sum(z) * y[0] = 2 x^2
+    assert cpsgrad.value_and_grad(cases.in_place_shared_list)(1.5) == (cases.in_place_shared_list(1.5), 4.0 * 1.5)
     # an array nothing else shares: computed as y = y + x (the same values)
     np.testing.assert_array_equal(cpsgrad.grad(cases.in_place)(np.ones(2)), [2.0, 2.0])
     assert cpsgrad.grad(cases.in_place)(1.5) == 2.0

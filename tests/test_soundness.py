@@ -28,6 +28,7 @@ WITHOUT_ADJOINT = {
     "y",  # copysign(x, y): piecewise constant in y
     "return_sign", "allow_singular",  # logsumexp's and multivariate_normal's flags
     "self",  # a frozen distribution's method: the distribution, an object (its parameters fixed)
+    "where", "rewrite",  # alias_after_update/alias_after_write: the located words of a refusal (strings)
     "axisa", "axisb", "axisc", "n", "copy",  # np.cross's axes, diff's order, matrix_power's power; nan_to_num's flag
     "rcond", "hermitian", "UPLO", "full_matrices", "compute_uv",  # linalg: a rank cutoff (piecewise constant), flags
     "lower", "transposed", "trans", "unit_diagonal", "assume_a",  # scipy.linalg: which triangle / form, flags

@@ -20,13 +20,14 @@ wrong. So the analysis, on the normalized function:
    an argument. numpy's functions, operators and `.copy()` make new arrays; numbers never alias;
 3. a second pass marks, at each write, every definition of its class reaching that point as
    *stale*. A write into a class holding a parameter, a global or a free variable (the caller's
-   array: the caller would see the change) is refused, and so is a differentiable read of a stale
-   name (an active assignment, a return, a call), naming the write and the read.
+   array: the caller would see the change) is refused; a stale name that is the written array
+   itself is bound to it again after the write (transforms/identities.py, then a new analysis);
+   a differentiable read of any other stale name is refused, naming the write and the read.
 
-An augmented assignment `x += y` on an array is computed as `x = x + y` (a new array): the same
-values, where no other name shares x's array and reads it later and x is not the caller's. Those
-are found the same way; elsewhere the generated code refuses an actual array at run time
-(`refuse_in_place`, with the reason found here). The results go on `Normalized.in_place`.
+An augmented assignment `x += y` on an array is computed as `x = x + y` (a new array) where no other
+name shares x's array and reads it later and x is not the caller's; where the caller's, or names
+that are x's value itself, see it, as `updated` (in place, as numpy); elsewhere the generated code
+refuses an actual array at run time (`refuse_in_place`). The results go on `Normalized.in_place`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax, writes
 from cpsgrad.transforms.activity import is_active_value
 from cpsgrad.transforms.callee_analysis import analysed, assignments
+from cpsgrad.transforms.identities import Identities, identity_source
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
@@ -46,21 +48,34 @@ _CLEAN = frozenset()  # a definition no write has made stale
 IN_PLACE = "in place"  # Normalized.in_place: an `x op= y` into a parameter's array, written as numpy does
 
 
+_ROUNDS = 8  # analyses at most: each may bind names to a written array again (two rounds for `c += b`)
+
+
 def check(
     normalized, active: set[str], numbers: set[str], resolver: Resolver, user_calls: set[int] = frozenset(), callee_writes=None
 ) -> bool:
-    """Refuse the unsound writes of `normalized`; record on it which `x op= y` are plain, which
-    parameters it writes into and which arguments of its user calls may be written into; rewrite
-    the `x op= y` into a parameter's array as writes (transforms/writes.py). Whether it rewrote."""
-    body = normalized.definition.body.body
-    updates = _updates(normalized, body, numbers)
-    normalized.in_place, normalized.written_parameters, normalized.consumable = {}, (), {}
-    if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
-        return False
-    analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
-    analysis.callee_writes = callee_writes  # transforms/callee_writes.written_by: what a user callee writes into
-    analysis.run(body)
-    return writes.rewrite_updates(normalized, {i for i, why in normalized.in_place.items() if why == IN_PLACE})
+    """Refuse the unsound writes of `normalized`; record which `x op= y` are plain, which parameters
+    it writes into, which arguments of its user calls may be written into; rewrite the `x op= y` the
+    caller or another name sees as writes, and bind again the names that are a written array
+    itself (transforms/writes.py), analysing the result again. Whether it rewrote."""
+    rewrote = False
+    for round_ in range(_ROUNDS):
+        body = normalized.definition.body.body
+        updates = _updates(normalized, body, numbers)
+        normalized.in_place, normalized.written_parameters, normalized.consumable = {}, (), {}
+        if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
+            return rewrote
+        analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
+        analysis.callee_writes = callee_writes  # transforms/callee_writes.written_by: what a user callee writes into
+        analysis.refreshing = round_ < _ROUNDS - 1  # the last analysis refuses what it would rewrite
+        analysis.run(body)
+        in_place = {i for i, why in normalized.in_place.items() if why == IN_PLACE}
+        aliases = {i: names for i, names in analysis.update_aliases.items() if i in in_place}
+        rewrote = writes.rewrite_updates(normalized, in_place, aliases) or rewrote
+        rewrote = writes.rebind_after_writes(normalized, analysis.refreshes) or rewrote
+        if not aliases and not analysis.refreshes:
+            return rewrote
+    return rewrote
 
 
 def _calls_with_arrays(statements, user_calls: set[int], numbers: set[str]) -> bool:
@@ -85,13 +100,14 @@ def _updates(normalized, statements, numbers: set[str]) -> set[int]:
             isinstance(origin, cst.AugAssign)
             and isinstance(origin.target, cst.Name)
             and isinstance(value, cst.BinaryOperation)
+            and targets[0] == origin.target.value  # not the `t = x op y` a rewrite into `updated` left
             and targets[0] not in numbers
         ):
             found.add(id(statement))
     return found
 
 
-class _Analysis(Sharing):
+class _Analysis(Sharing, Identities):
     def __init__(self, normalized, active, numbers, resolver, updates, user_calls=frozenset()):
         self.normalized = normalized
         self.active = active
@@ -117,6 +133,13 @@ class _Analysis(Sharing):
         self.chained: dict = {}  # (id(call), position) -> the parameters a user call is given to write into
         self.callee_writes = None  # (callee, call, position) -> whether it writes there (callee_writes.writes_into)
         self.stale_updates: dict[int, str] = {}
+        # names that are the written array itself on every path, refreshed after the write (see `refresh`)
+        self.identity: dict = {}  # definition -> the definition whose object it surely is (a name copy, a write)
+        self.loose: dict = {}  # the same, through `x op= y` too (the same object where it was in place)
+        self.refreshable: dict = {}  # (id(write or update), name) -> how name follows the array written there
+        self.refreshes: dict[int, dict[str, str]] = {}  # id(write) -> {name: "copy" or "checked"} after it
+        self.update_aliases: dict[int, set[str]] = {}  # id(`x = x op y`) -> the names sharing x read after it
+        self.refreshing = True  # whether those names are rebound (else a read of their old version is refused)
 
     # -- the dataflow ------------------------------------------------------------------------
     def run(self, body) -> None:
@@ -131,8 +154,8 @@ class _Analysis(Sharing):
         for identifier in self.updates:
             old = self.old.get(identifier, [])
             why = self.stale_updates.get(identifier) or self.foreign(old)
-            if why is None and self.parameters_of(old):  # the caller's array: changed in place
-                why = IN_PLACE
+            if why is None and (self.parameters_of(old) or identifier in self.update_aliases):
+                why = IN_PLACE  # the caller's array, or one another name reads later: changed in place
             self.normalized.in_place[identifier] = why
         for (identifier, position), owners in self.chained.items():  # a callee may write into them: so may we
             if self.normalized.consumable[identifier][position]:
@@ -167,7 +190,7 @@ class _Analysis(Sharing):
 
     def size(self) -> tuple:
         roots = sum(1 for item in self.same.parent if self.same.find(item) == item)
-        return len(self.same.parent), roots, len(self.contains), len(self.shallow)
+        return len(self.same.parent), roots, len(self.contains), len(self.shallow), frozenset(self.identity.items()), frozenset(self.loose.items())
 
     def block(self, statements, state: dict, loops: list) -> dict | None:
         """Run `statements` from `state`; the state after them, or None where no path continues.
@@ -255,6 +278,11 @@ class _Analysis(Sharing):
                             self.element_of(definition, whole, position)
         elif names[0] not in self.numbers and not writes.is_write(value):
             self.relate(definitions[0], value, before)
+            source = identity_source(value)
+            if source is not None and source not in self.numbers:
+                sources = self.reaching(source, before)
+                self.identity[definitions[0]] = self.common(self.identity, sources, definitions[0])
+                self.loose[definitions[0]] = self.common(self.loose, sources, definitions[0])
         if writes.is_write(value):
             self.write(statement, names[0], before, state)
         elif id(statement) in self.updates:
@@ -269,11 +297,14 @@ class _Analysis(Sharing):
         old = self.reaching(name, before)
         for definition in old:
             self.same.union(output, definition)
+        in_place = syntax.dotted_name(statement.body[0].value.func) != f"{writes.RUNTIME}.updated"  # updated may rebind
+        self.identity[output] = self.common(self.identity, old, output) if in_place else output
+        self.loose[output] = self.common(self.loose, old, output)
         if old and all(definition in self.copies for definition in old):  # still the list it was
             self.copies[output] = [original for definition in old for original in self.copies[definition]]
         if old and all(definition in self.containers for definition in old):  # a list's or dict's item: it holds v
             self.containers.add(output)
-            value = statement.body[0].value.args[2].value
+            value = writes.write_parts(statement.body[0].value)[2]
             for element in self.reaching_root(value, before):
                 self.contains.add((output, element))
         if not self.marking:
@@ -281,6 +312,7 @@ class _Analysis(Sharing):
         foreign = self.foreign([output])
         if foreign:
             self.fail(statement, "assignment into an element of an argument or a global", foreign)
+        self.note_refreshable(statement, name, old, before, update=not in_place)  # `updated` may rebind: checked
         written = statement.body[0].value
         active = name in self.active or any(
             isinstance(a.value, cst.Name) and a.value.value in self.active for a in written.args
@@ -296,6 +328,9 @@ class _Analysis(Sharing):
         self.old[id(statement)] = old
         for definition in old:
             self.same.union((id(statement), name), definition)
+        self.loose[(id(statement), name)] = self.common(self.loose, old, (id(statement), name))  # in place, maybe
+        if self.marking:
+            self.note_refreshable(statement, name, old, before, update=True)
         if self.marking and old:
             roots = {self.same.find(d) for d in old}
             self.mark(state, roots, (id(statement), "update", True), keep=(id(statement), name))
@@ -355,14 +390,22 @@ class _Analysis(Sharing):
             return
         if isinstance(node, cst.Attribute) and node.attr.value in _STATIC_ATTRIBUTES:
             return  # x.shape: a write never changes it
+        if identity_source(node) is not None and isinstance(node, cst.Call):
+            return  # alias_after_update(a, x): the old a read on purpose, to follow x or keep its value
         for name in syntax.variables_read(node):
             for definition, marks in state.get(name, ()):
                 for writer, kind, active in marks:
                     if kind == "update":  # an `x op= y` computed as a new array: any later read of the old one differs
-                        self.stale_updates.setdefault(writer, self.shared(name, definition))
+                        if (writer, name) in self.refreshable:  # x's own object: x changes in place, name follows
+                            self.update_aliases.setdefault(writer, set()).add(name)
+                        else:
+                            self.stale_updates.setdefault(writer, self.shared(name, definition))
                     elif kind == "write":
                         if active and differentiable(name):
-                            self.refuse_stale(statement, name, writer)
+                            if (writer, name) in self.refreshable:  # bound to the written array after the write
+                                self.refreshes.setdefault(writer, {})[name] = self.refreshable[(writer, name)]
+                            else:
+                                self.refuse_stale(statement, name, writer)
                     elif differentiable(name):  # read after a call that may have written into it
                         consumable = self.normalized.consumable.get(writer)
                         if consumable is not None and consumable[kind[1]]:

@@ -38,6 +38,7 @@ MUTATIONS = containers.MUTATIONS_OF_LISTS  # method -> (least, most) positional 
 _HARMLESS_METHODS = frozenset({"copy", "index", "count"})
 _FRESH_BUILDERS = (list, sorted)
 _ALIASING = (iter, reversed, zip, enumerate, map, filter, runtime.as_sequence)  # results refer to their argument
+_COPIES = (list, tuple, dict, set, frozenset, sorted)  # `list(xs)`, `dict(d)`: a new container of the items, now
 
 
 class _Uses(cst.CSTVisitor):
@@ -131,9 +132,15 @@ class _Uses(cst.CSTVisitor):
         if isinstance(parent, cst.For) and parent.iter is node:
             self.iterations.setdefault(name, []).append(id(parent))
             return
+        if isinstance(parent, cst.StarredDictElement) or (
+            isinstance(parent, cst.StarredElement) and isinstance(grandparent, (cst.List, cst.Tuple, cst.Set))
+        ):
+            return  # `{**d}`, `[*xs]`: the items copied into a new display, no reference to the container kept
         if isinstance(parent, cst.Arg) and isinstance(grandparent, cst.Call) and parent.keyword is None:
             callee = self.resolver.resolve(grandparent.func)
             great = self.ancestor(3)
+            if callee is not None and any(callee is c for c in _COPIES) and len(grandparent.args) == 1 and not parent.star:
+                return  # a copy made now: later changes of the container do not reach it
             if callee is not None and any(callee is a for a in _ALIASING):
                 if isinstance(great, cst.For) and great.iter is grandparent:
                     self.iterations.setdefault(name, []).append(id(great))

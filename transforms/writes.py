@@ -194,22 +194,64 @@ def _refuse(normalizer, node: cst.Call, call: str, target: str) -> None:
 # -- `x op= y` into a parameter's array: in place, as numpy does -----------------------------------
 
 
-def rewrite_updates(normalized, updates: set[int]) -> bool:
+def rewrite_updates(normalized, updates: set[int], aliases: dict[int, set[str]] | None = None) -> bool:
     """Rewrite each core `x = x op y` of a user's `x op= y` in `updates` (by id: transforms/
-    aliasing.py found x's array is the caller's) into `t = x op y; x = cpsgrad_runtime.updated(x, t)`:
-    an array changed in place (the caller sees it, as in Python), a number rebound. Whether it changed."""
+    aliasing.py found x's array is the caller's, or another name's that reads it later) into
+    `t = x op y; x = cpsgrad_runtime.updated(x, t)`: an array changed in place (the caller sees it,
+    as in Python), a number rebound; then, for each name of `aliases[id]` that held x's value,
+    `a = cpsgrad_runtime.alias_after_update(a, x, where, rewrite)`: the array itself where it
+    changed in place, the old value where it was rebound. Whether it changed."""
     if not updates:
         return False
-    rewriter = _Updates(normalized, updates)
+    rewriter = _Updates(normalized, updates, aliases or {})
     definition = normalized.definition.visit(rewriter)
     rewriting.replace(normalized, definition)
     return True
 
 
+def rebind_after_writes(normalized, names: dict[int, dict[str, str]]) -> bool:
+    """After each write `x = written(x, key, v)` in `names` (by id), for each of its names `a`: `a = x`
+    where a is x's very array on every path ("copy", transforms/aliasing.py), so its later reads take
+    the write's gradient (Python's `c = a; c[0] = v; a` reads the changed array), or
+    `a = cpsgrad_runtime.alias_after_write(a, x, where)` where an `x op= y` between may have rebound
+    instead ("checked": x itself if a is x, a number kept, anything else refused). Whether it changed."""
+    if not names:
+        return False
+    definition = normalized.definition.visit(_Rebinds(normalized, names))
+    rewriting.replace(normalized, definition)
+    return True
+
+
+class _Rebinds(rewriting.Rewriter):
+    def __init__(self, normalized, names: dict[int, dict[str, str]]):
+        super().__init__(normalized)
+        self.names = names
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = []
+        for before, statement in zip(original.body, updated.body, strict=True):
+            body.append(statement)
+            for name, how in sorted(self.names.get(id(before), {}).items()):
+                target = cst.Name(statement.body[0].targets[0].target.value)
+                if how == "copy":
+                    value = target
+                else:
+                    where = f"{self.normalized.location(before)}: {syntax.code(self.normalized.origins[id(before)]).strip()}"
+                    value = cst.Call(
+                        cst.Attribute(cst.Name(RUNTIME), cst.Name("alias_after_write")),
+                        [cst.Arg(cst.Name(name)), cst.Arg(target), cst.Arg(cst.SimpleString(repr(where)))],
+                    )
+                rebinding = syntax.assign(name, value)
+                self.normalized.origins[id(rebinding)] = self.normalized.origins.get(id(before))
+                body.append(rebinding)
+        return updated.with_changes(body=body)
+
+
 class _Updates(rewriting.Rewriter):
-    def __init__(self, normalized, updates: set[int]):
+    def __init__(self, normalized, updates: set[int], aliases: dict[int, set[str]]):
         super().__init__(normalized)
         self.updates = updates
+        self.aliases = aliases
         self.namer = Namer(names_in(normalized.definition))
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
@@ -227,7 +269,19 @@ class _Updates(rewriting.Rewriter):
                 cst.Attribute(cst.Name(RUNTIME), cst.Name("updated")), [cst.Arg(cst.Name(name)), cst.Arg(cst.Name(temporary))]
             )
             written = syntax.assign(name, call)
-            for new in (computed, written):
-                self.normalized.origins[id(new)] = origin
-            body += [computed, written]
+            new = [computed, written]
+            aliases = sorted(self.aliases.get(id(before), ()))
+            if aliases:
+                where = f"{self.normalized.location(before)}: {syntax.code(origin).strip()}"
+                operator = syntax.code(origin.operator).strip()[:-1]
+                rewrite = f"{name} = {name} {operator} {syntax.code(origin.value)}"
+                for alias in aliases:
+                    arguments = [cst.Name(alias), cst.Name(name), cst.SimpleString(repr(where)), cst.SimpleString(repr(rewrite))]
+                    call = cst.Call(
+                        cst.Attribute(cst.Name(RUNTIME), cst.Name("alias_after_update")), [cst.Arg(a) for a in arguments]
+                    )
+                    new.append(syntax.assign(alias, call))
+            for statement_ in new:
+                self.normalized.origins[id(statement_)] = origin
+            body += new
         return updated.with_changes(body=body)

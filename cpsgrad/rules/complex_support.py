@@ -27,6 +27,8 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
     "cpsgrad.rules.numpy.ufuncs": _ALL,  # fabs, cbrt, degrees, radians raise for complex
     "cpsgrad.rules.containers": frozenset(
         {
+            "alias_after_update",
+            "alias_after_write",
             "appended",
             "concatenation",
             "construct",

@@ -126,6 +126,25 @@ def dict_of(source):
     source_d += cpsgrad_runtime.dict_of_adjoint(source, y_d)
 
 
+# ---- a name sharing a value that `x op= y` updated (transforms/aliasing.py) --------------------
+
+
+@rule(cpsgrad_runtime.alias_after_update)
+def alias_after_update(alias, target, where="", rewrite=""):
+    y = cpsgrad_runtime.alias_after_update(alias, target, where, rewrite)
+    y_d = yield y
+    alias_d += cpsgrad_runtime.alias_adjoint(y_d, alias, target, False)
+    target_d += cpsgrad_runtime.alias_adjoint(y_d, alias, target, True)
+
+
+@rule(cpsgrad_runtime.alias_after_write)
+def alias_after_write(alias, target, where=""):
+    y = cpsgrad_runtime.alias_after_write(alias, target, where)
+    y_d = yield y
+    alias_d += cpsgrad_runtime.alias_adjoint(y_d, alias, target, False)
+    target_d += cpsgrad_runtime.alias_adjoint(y_d, alias, target, True)
+
+
 # ---- unpacking with * (transforms/starred.py) ----------------------------------------------------
 
 

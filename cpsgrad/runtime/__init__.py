@@ -168,6 +168,9 @@ from cpsgrad.runtime.sequences import (
 )
 from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
 from cpsgrad.runtime.writes import (
+    alias_adjoint,
+    alias_after_update,
+    alias_after_write,
     close_writes,
     copied_into,
     keep_final_writes,
@@ -184,6 +187,9 @@ from cpsgrad.runtime.writes import (
 )
 
 __all__ = [
+    "alias_adjoint",
+    "alias_after_update",
+    "alias_after_write",
     "builtins",
     "new_object",
     "overwritten_attribute",

@@ -26,6 +26,7 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime import objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
 from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.checks import _located
 from cpsgrad.runtime.indexing import _is_basic
 
 _ndarray = np.ndarray
@@ -114,6 +115,47 @@ def updated(target, value):
         target.update(value)
         return target
     return value
+
+
+def alias_after_update(alias, target, where: str = "", rewrite: str = ""):
+    """`alias` again after `target op= value` (`target = updated(target, ...)`, transforms/aliasing.py),
+    where `alias` shared `target`'s value before: Python changed an array in place, so the alias is
+    the updated target itself (the same object: its gradient goes to the target after the update);
+    a number or a tuple was rebound, so the alias keeps its old value. A list (or another value that
+    changes in place) that the update rebound instead is refused: the alias would miss the change."""
+    if alias is target or isinstance(alias, (int, float, complex, tuple, str, np.generic)):
+        return alias
+    location, construct = _located(where)
+    raise UnsupportedError(
+        location,
+        f"{construct} (a {type(alias).__name__})",
+        f"augmented assignment changes the {type(alias).__name__} in place, and another name shares it and is "
+        f"read after the change, which cpsgrad does not differentiate; write a new value: {rewrite}",
+    )
+
+
+def alias_after_write(alias, target, where: str = ""):
+    """`alias` again after a write into `target` (transforms/aliasing.py), where an `x op= y` before it
+    may have rebound `target` instead of changing it in place: the target itself where `alias` is it
+    (Python's alias sees the write), a number kept; anything else (an array or list the alias may
+    share memory with) is refused."""
+    if alias is target or isinstance(alias, (int, float, complex, np.generic)):
+        return alias
+    location, construct = _located(where)
+    raise UnsupportedError(
+        location,
+        f"{construct} (a write into a {type(target).__name__} another name may share)",
+        "a name that shared this value before an augmented assignment rebound it is read after the write, "
+        "which cpsgrad does not differentiate; copy the value (.copy()) before writing into it",
+    )
+
+
+def alias_adjoint(adjoint, alias, target, to_target: bool):
+    """The adjoint `alias_after_update(alias, target)` hands on: all to the target where the update was
+    in place (`alias is target`), else all to the old alias; nothing to the other."""
+    if (alias is target) is to_target:
+        return adjoint
+    return 0.0
 
 
 def overwritten_update(target):

@@ -185,8 +185,8 @@ def _set_use(builder, indent: str, variable) -> list[str]:
         builder.note("set-membership", "set-len")
         target = builder.fresh("a")
         other = "{1, 2}" if name in ints else '{"a"}'
-        fn.scopes[-1][target] = variable(FLOAT)
         value = f"({builder.expression(1)} if {member} else {builder.expression(1)}) * len({name} & {other})"
+        fn.scopes[-1][target] = variable(FLOAT)  # after its value is drawn: the value cannot read it
         return [f"{indent}{target} = {value} + len({name})"]
     builder.note("set-update")
     if name in strings:

@@ -56,6 +56,13 @@ def in_place_shared(x):
     return np.sum(z * y)
 
 
+def in_place_shared_list(x):
+    y = [x * 1.0]
+    z = y
+    y += [x]
+    return sum(z) * y[0]
+
+
 def in_place_number(x):
     y = x * 1.0
     y += x

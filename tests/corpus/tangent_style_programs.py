@@ -542,11 +542,28 @@ def jax_merge_kept_past_a_write(a, b):
 
 
 def merges_into_a_shared_dict(a, b):
-    """`d |= m` changes the dict `e` also names: refused (computing `d = d | m` would leave `e`)."""
+    """`d |= m` changes the dict `e` also names, in place, as Python does: `e` sees the merge."""
     d = {"x": a}
     e = d
-    d |= {"y": b}
-    return e["y"] * a
+    d |= {"y": b * a}
+    return e["y"] * d["x"]
+
+
+def jax_merges_into_a_shared_dict(a, b):
+    return b * a * a
+
+
+def extends_a_shared_list(a, b):
+    """`xs += ys` and `xs *= 2` on a list `ys` also names: both see each change."""
+    xs = [a]
+    ys = xs
+    xs += [b]
+    xs *= 2
+    return ys[3] * xs[0] + sum(ys)
+
+
+def jax_extends_a_shared_list(a, b):
+    return b * a + 2.0 * (a + b)
 
 
 def bit_operators_of_integers(x, n):
@@ -676,6 +693,8 @@ CASES = [
     Case(merges_a_dict_argument, (_DICT, _SCALAR), argnums=(0, 1), jax=jax_merges_a_dict_argument),
     Case(merges_in_a_loop, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merges_in_a_loop),
     Case(merge_kept_past_a_write, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merge_kept_past_a_write),
+    Case(merges_into_a_shared_dict, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_merges_into_a_shared_dict),
+    Case(extends_a_shared_list, (_SCALAR, _SCALAR), argnums=(0, 1), jax=jax_extends_a_shared_list),
     Case(
         bit_operators_of_integers,
         (arrays(4, exclude_near=(-1.0, 0.0, 2.5)), ints(0, 6)),
@@ -684,8 +703,6 @@ CASES = [
 ]
 
 REFUSED = [
-    (merges_into_a_shared_dict, (0.5, 1.5), r"d \|= \{\"y\": b\} \(a dict\): augmented assignment changes a dict in place, "
-     r"and the name e .* write a new value: d = d \| \{\"y\": b\}"),
     (width_of_a_union, (0.5, 1.5), r"operator \| on operands of type Interval and Interval .* ran __or__ as plain code"),
     (width_of_an_intersection, (0.5, 1.5), r"operator & on operands of type Interval and Interval"),
 ]

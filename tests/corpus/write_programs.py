@@ -194,8 +194,13 @@ def jax_fluid_steps(vx, vy, steps):
 def alias_read_after(w):
     x = np.zeros(3)
     c = x
-    c[0] = w
+    c[0] = w  # x is c's array: x sees the write (bound to it again after the write)
     return np.sum(x) * w
+
+
+def jax_alias_read_after(w):
+    x = jnp.zeros(3).at[0].set(w)
+    return jnp.sum(x) * w
 
 
 def view_read_after(w):
@@ -241,10 +246,10 @@ CASES = [
     Case(views_read_first, (arrays(3),), jax=jax_views_read_first),
     Case(broadcast_into_column, (arrays(3),)),
     Case(fluid_steps, (arrays(4), arrays(4), ints(0, 3)), argnums=(0, 1), jax=jax_fluid_steps),
+    Case(alias_read_after, (floats(-2.0, 2.0),), jax=jax_alias_read_after),
 ]
 
 REFUSED = [
-    (alias_read_after, (0.5,), r"read of x after a write into the array it shares"),
     (view_read_after, (0.5,), r"read of row after a write into the array it shares"),
     (reads_after_a_writer, (np.ones(3),), r"scale_in_place writes into the array of its parameter v"),
     (tuple_holds_written, (np.ones(3),), r"read of pair after a write into the array it shares"),
