@@ -3,6 +3,8 @@
 built-in rules are inlined unchecked."""
 
 import bisect
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -331,3 +333,28 @@ def test_a_template_default_stands_in_as_one_value(register):
     expected = -np.arange(6.0).reshape(2, 3).sum(axis=0)
     assert np.array_equal(cpsgrad.grad(uses_scaled_tile)(X), expected)
     assert "(-1.0)" in cpsgrad.show(uses_scaled_tile) and "(2, 1)" in cpsgrad.show(uses_scaled_tile)
+
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "cpsgrad.rules.scipy.signal",
+        "cpsgrad.rules.scipy.linalg_decompositions",
+        "cpsgrad.rules.scipy.special_bessel",
+        "cpsgrad.rules.scipy.stats",
+        "cpsgrad.rules.scipy.stats_multivariate",
+        "cpsgrad.rules.scipy.integrate",
+    ],
+)
+def test_a_deferred_rule_module_imported_first_loads_its_group_afterwards(module):
+    """`import cpsgrad.rules.scipy.stats` in a new process imports scipy.stats, which made the
+    registry load the group's other module (stats_multivariate) while stats was half-initialised:
+    a circular ImportError. Each module imported first, in a fresh process, then the rules work."""
+    code = (
+        f"import {module}\n"
+        "import scipy.special, scipy.stats\n"
+        "from cpsgrad.rules.registry import TABLE\n"
+        "assert scipy.stats.multivariate_normal.logpdf in TABLE and scipy.special.gammaln in TABLE\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

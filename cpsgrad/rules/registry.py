@@ -221,6 +221,12 @@ def _check_template(rule: Rule) -> None:
     _ = rule.steps  # raises the RuleError for a statement of neither form
 
 
+def _initializing(name: str) -> bool:
+    """Whether the module `name` is being imported right now (its body has not finished)."""
+    module = sys.modules.get(name)
+    return module is not None and bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
 class RuleTable:
     """Primitive -> its templates (tried in order; the first whose signature fits a call wins)."""
 
@@ -243,7 +249,11 @@ class RuleTable:
         if not self._deferred or not any(library in sys.modules for library in self._deferred):
             return False
         with self._loading:
-            ready = [library for library in self._deferred if library in sys.modules]
+            ready = [
+                library
+                for library in self._deferred
+                if library in sys.modules and not any(_initializing(m) for m in self._deferred[library])
+            ]  # a rule module being imported now (`import cpsgrad.rules.scipy.stats`) loads its group later
             for library in ready:
                 for module in self._deferred.pop(library, ()):
                     importlib.import_module(module)

@@ -121,8 +121,10 @@ def alias_after_update(alias, target, where: str = "", rewrite: str = ""):
     """`alias` again after `target op= value` (`target = updated(target, ...)`, transforms/aliasing.py),
     where `alias` shared `target`'s value before: Python changed an array in place, so the alias is
     the updated target itself (the same object: its gradient goes to the target after the update);
-    a number or a tuple was rebound, so the alias keeps its old value. A list (or another value that
-    changes in place) that the update rebound instead is refused: the alias would miss the change."""
+    a number or a tuple was rebound, so the alias keeps its old value. A list, dict or set is changed
+    in place by `updated` too (the alias is the target); another value that Python changes in place
+    (a subclass of list, a user class's `__iadd__`) that the update rebound is refused: the alias
+    would miss the change."""
     if alias is target or isinstance(alias, (int, float, complex, tuple, str, np.generic)):
         return alias
     location, construct = _located(where)
