@@ -16,8 +16,8 @@ import numpy as np
 from cpsgrad import nonfinite, runtime
 from cpsgrad.errors import (
     ArgumentError,
-    CpsgradError,
     DepthLimitError,
+    HigherOrderError,
     LocatedError,
     NonScalarOutputError,
 )
@@ -46,7 +46,11 @@ def _argnums(argnums) -> tuple[int, ...]:
 
 
 def _reset(value):
-    """The outermost continuation: check the result is a real scalar and seed its adjoint with 1."""
+    """The outermost continuation: check the result is a real scalar and seed its adjoint with 1.
+
+    A real numpy array of one element (shape (1,), (1, 1), ...) counts as the scalar it holds, as in
+    HIPS autograd: its seed is an array of ones of its shape and dtype. Any other array is
+    refused: the gradient of a vector output is not defined without a covector."""
     runtime.keep_final_writes()  # the backward restores what writes overwrote: put back after it
     if type(value) is float:
         return value, 1.0
@@ -55,11 +59,13 @@ def _reset(value):
     if isinstance(value, (np.ndarray, DeviceArray)):
         if value.shape == () and value.dtype.kind == "f":
             return value, 1.0
+        if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind == "f":
+            return value, np.ones(value.shape, value.dtype)
         kind = "a DeviceArray" if type(value) is DeviceArray else "an array"
         described = f"{kind} of shape {value.shape} and dtype {value.dtype}"
         raise NonScalarOutputError(
             f"grad needs a function returning a real scalar, but it returned {described}; "
-            "return a scalar (sum the outputs, or pick one)"
+            "return a scalar (sum the outputs, or pick one); a real array of one element is taken as its scalar"
         )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise NonScalarOutputError(
@@ -340,7 +346,7 @@ def original(function):
 
 def _refuse_nested(function) -> None:
     if getattr(function, "__cpsgrad_gradient__", False):
-        raise CpsgradError(
+        raise HigherOrderError(
             "grad of a gradient (higher-order differentiation) is not supported yet: nested reverse "
             "mode would confuse perturbations and give wrong answers"
         )

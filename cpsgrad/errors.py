@@ -54,6 +54,11 @@ class NonScalarOutputError(CpsgradError):
     """`grad` was asked for the gradient of a function that did not return a scalar."""
 
 
+class HigherOrderError(CpsgradError):
+    """A gradient of a gradient (grad of a function that calls a cpsgrad gradient function):
+    higher-order differentiation is not supported yet."""
+
+
 class ArgumentError(CpsgradError):
     """Bad `argnums`, or a differentiated argument that is not a float."""
 

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import cpsgrad
@@ -68,8 +69,46 @@ def test_non_scalar_output_is_refused(function):
 
 
 def test_grad_of_grad_is_refused():
-    with pytest.raises(cpsgrad.CpsgradError, match="higher-order"):
+    with pytest.raises(cpsgrad.HigherOrderError, match="higher-order"):
         cpsgrad.grad(cpsgrad.grad(cases.scaled))
+
+
+def calls_a_gradient(x):
+    return cpsgrad.grad(cases.scaled)(x) * x
+
+
+def test_a_gradient_called_inside_is_refused_as_higher_order():
+    with pytest.raises(cpsgrad.HigherOrderError, match="differentiating through a gradient"):
+        cpsgrad.grad(calls_a_gradient)(2.0)
+
+
+def one_element_quadratic(x):
+    return np.dot(x, x).reshape(1, 1) + np.sum(x[:1] * 3.0, keepdims=True)
+
+
+def cube_rows(x):
+    return np.sum(x**3, axis=0)
+
+
+def doubled(x):
+    return x * 2.0
+
+
+def test_a_one_element_array_output_is_its_scalar():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(cpsgrad.grad(one_element_quadratic)(x), [5.0, 4.0])
+    column = np.array([[1.0], [2.0]], dtype=np.float32)
+    value, gradient = cpsgrad.value_and_grad(cube_rows)(column)
+    assert value.shape == (1,) and value.dtype == np.float32 and value[0] == 9.0
+    assert gradient.dtype == np.float32
+    np.testing.assert_array_equal(gradient, [[3.0], [12.0]])
+    np.testing.assert_array_equal(cpsgrad.grad(doubled)(np.array([1.5])), [2.0])
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array([[1.0, 2.0]]), np.array([1j])])
+def test_other_array_outputs_are_refused(x):
+    with pytest.raises(cpsgrad.NonScalarOutputError, match="real scalar"):
+        cpsgrad.grad(doubled)(x)
 
 
 def test_builtins_and_missing_source_are_explained():

@@ -275,8 +275,8 @@ def sorts(z):
     return np.sum(np.real(np.sort(z)))
 
 
-def norm_of(z):
-    return np.linalg.norm(np.outer(z, z + 1.0), "nuc")
+def qr_of(z):
+    return np.sum(np.abs(np.linalg.qr(np.outer(z, z + 1.0) + np.eye(3))[1]))
 
 
 def clips(z):
@@ -295,7 +295,7 @@ def complex_result(z):
     ("function", "construct"),
     [
         (sorts, "np.sort with a complex input or result"),
-        (norm_of, "np.linalg.norm(ord='nuc') of complex matrices"),
+        (qr_of, "np.linalg.qr with a complex input or result"),
         (clips, "np.maximum with a complex input or result"),
         (sign_of_slogdet, "the sign of np.linalg.slogdet of a complex matrix"),
     ],
@@ -388,3 +388,103 @@ def error_functions(z):
 )
 def test_writes_containers_and_python_numbers(function, args, argnums):
     assert_gradients(function, args, argnums)
+
+
+# ---- decompositions of complex matrices: phase-free losses differentiated, the others refused ---
+
+A34 = np.array([[0.5 + 1.0j, -1.0, 0.25j, 2.0 - 0.5j], [1.5 - 0.5j, 0.75j, -0.5 + 0.25j, 0.3], [0.2, 1.0 + 1.0j, 0.6 - 0.8j, -1.2j]])
+A33 = A34[:, :3] + 2.0 * np.eye(3)
+W33 = np.array([[0.3, -1.2, 0.8], [1.1, 0.4, -0.6], [-0.9, 0.7, 0.2]])
+
+
+def svd_moduli(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(np.abs(u) * W33) + np.sum(s * W33[0]) + np.sum(np.abs(vh) * np.hstack([W33, W33[:, :1]]))
+
+
+def svd_of_the_transpose(a):
+    u, s, vh = np.linalg.svd(a.T, full_matrices=False)
+    return np.sum(np.abs(u) * np.vstack([W33, W33[:1]])) + np.real(np.sum(u @ vh * (1.0 - 2.0j)))
+
+
+def singular_values_and_norms(a):
+    return np.sum(np.linalg.svd(a, compute_uv=False) * W33[1]) + np.linalg.norm(a, "nuc") + np.linalg.norm(a, 2)
+
+
+def eigh_moduli(a):
+    w, v = np.linalg.eigh(a, "U")
+    return np.sum(w * W33[2]) + np.sum(np.abs(v) * W33)
+
+
+def eig_moduli(a):
+    w, v = np.linalg.eig(a)
+    return np.real(np.sum(w * (1.0 + 0.5j))) + np.sum(np.abs(v) * W33)
+
+
+def stacked_values(a):
+    return np.sum(np.linalg.eigvalsh(a) * W33[:2]) + np.sum(np.linalg.eigvalsh(a, "U") ** 2) + np.sum(np.linalg.svdvals(a))
+
+
+def stacked_vectors(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(np.abs(u)) + np.sum(np.abs(vh[..., :2, :]) * 0.5) + np.sum(np.abs(np.linalg.eig(a)[1]) * W33[:2, None])
+
+
+STACK = np.stack([A33, A33.T * (0.5 - 1.0j) + np.eye(3)])
+
+
+def root_of(a):
+    return np.real(np.sum(scipy.linalg.sqrtm(a) * (W33 + 1.0j)))
+
+
+def extremes(a):
+    return np.real(np.max(a) * (2.0 - 1.0j)) + np.imag(np.sum(np.min(a, axis=0)))
+
+
+@pytest.mark.parametrize(
+    ("function", "args"),
+    [
+        (svd_moduli, (A34,)),
+        (svd_of_the_transpose, (A34,)),
+        (singular_values_and_norms, (A34,)),
+        (eigh_moduli, (A33,)),  # not Hermitian: numpy reads the upper triangle
+        (eig_moduli, (A33,)),
+        (eig_moduli, (W33,)),  # a real matrix with complex eigenpairs
+        (stacked_values, (STACK,)),
+        (stacked_vectors, (STACK,)),
+        (root_of, (A33,)),
+        (root_of, (W33 - 2.0 * np.eye(3),)),  # a real matrix with a complex root
+        (extremes, (A34,)),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_decompositions_of_complex_matrices(function, args):
+    assert_gradients(function, args, (0,), rtol=1e-5)
+
+
+def left_vectors(a):
+    return np.real(np.sum(np.linalg.svd(a, full_matrices=False)[0] * W33))
+
+
+def eigenvectors_squared(a):
+    return np.real(np.sum(np.linalg.eigh(a)[1] ** 2))
+
+
+def first_component(a):
+    return np.real(np.linalg.eig(a)[1][0, 1])
+
+
+@pytest.mark.parametrize(
+    ("function", "construct"),
+    [
+        (left_vectors, "np.linalg.svd's complex singular vectors"),
+        (eigenvectors_squared, "np.linalg.eigh's eigenvectors"),
+        (first_component, "np.linalg.eig's complex eigenvectors"),
+    ],
+)
+def test_a_loss_that_depends_on_the_vectors_phase_is_refused(function, construct):
+    argument = A34 if function is left_vectors else A33
+    with pytest.raises(UnsupportedError, match="defined only up to a phase") as raised:
+        cpsgrad.grad(function)(argument)
+    assert construct in str(raised.value)
+    assert f"{__file__}:{function.__code__.co_firstlineno + 1}:" in str(raised.value)

@@ -97,16 +97,22 @@ def test_nan_reductions_ignore_the_nans():
 # ---- refused ----------------------------------------------------------------------------------
 
 
-def test_ufunc_at_writes_in_place_and_is_refused():
-    index = np.array([0, 0, 2])
+def test_ufunc_at_is_a_write_and_only_add_subtract_multiply_are_taken():
+    index = np.array([0, 0, 2])  # more in tests/test_ufunc_at.py
 
     def f(x):
         totals = np.zeros(3)
         np.add.at(totals, index, x)
+        return np.sum(totals * np.array([1.0, 2.0, 3.0]))
+
+    def g(x):
+        totals = np.zeros(3)
+        np.maximum.at(totals, index, x)
         return np.sum(totals)
 
-    with pytest.raises(UnsupportedError, match=r"np\.add\.at"):
-        cpsgrad.grad(f)(np.ones(3))
+    np.testing.assert_array_equal(cpsgrad.grad(f)(np.ones(3)), [1.0, 1.0, 3.0])
+    with pytest.raises(UnsupportedError, match=r"np\.maximum\.at"):
+        cpsgrad.grad(g)(np.ones(3))
 
 
 def test_out_arguments_are_refused():

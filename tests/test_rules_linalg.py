@@ -138,8 +138,6 @@ def complement_vectors(a):
     return np.sum(np.linalg.svd(a)[0])
 
 
-def complex_eigenvalues(a):
-    return np.sum(np.abs(np.linalg.eig(a)[0]))
 
 
 def raw_qr(a):
@@ -154,16 +152,35 @@ def complex_sqrtm(a):
     return np.sum(np.abs(scipy.linalg.sqrtm(a)))
 
 
+def complex_root_of_a_complex_matrix(a):
+    return np.sum(np.abs(scipy.linalg.sqrtm(a * (1.0 + 0.0j))))
+
+
 ROTATION = np.array([[0.0, -1.0], [1.0, 0.0]])
 REFUSED = [
     (eigenvectors_at_a_tie, (np.eye(3),), "np.linalg.eigh's eigenvectors at a repeated eigenvalue"),
     (singular_vectors_at_a_tie, (2.0 * np.eye(3),), "np.linalg.svd's singular vectors at a repeated singular value"),
     (complement_vectors, (np.arange(6.0).reshape(3, 2),), "np.linalg.svd's singular vectors beyond min(m, n)"),
-    (complex_eigenvalues, (ROTATION,), "np.linalg.eig with a complex input or result"),
     (raw_qr, (SIGMA,), "np.linalg.qr(mode='raw')"),
     (banded_solve, (SIGMA, POINT), "scipy.linalg.solve(assume_a='tridiagonal')"),
-    (complex_sqrtm, (-np.eye(2),), "scipy.linalg.sqrtm with a complex input or result"),
+    (complex_sqrtm, (-np.eye(2),), "scipy.linalg.sqrtm of a matrix with a repeated eigenvalue on the negative real axis"),
+    (complex_root_of_a_complex_matrix, (np.diag([-1.0, 2.0]),),
+     "scipy.linalg.sqrtm of a matrix with an eigenvalue on the negative real axis"),
 ]
+
+
+def complex_eigenvalues(a):
+    return np.sum(np.abs(np.linalg.eig(a)[0]) * np.array([1.0, 2.0]))
+
+
+def test_complex_eigenvalues_and_roots_of_real_matrices():
+    skewed = ROTATION + np.array([[0.3, 0.1], [0.0, -0.2]])  # eigenvalues a complex pair
+    gradient = cpsgrad.grad(complex_eigenvalues)(skewed)
+    assert gradient.dtype == np.float64
+    np.testing.assert_allclose(gradient, numeric_gradient(complex_eigenvalues, (skewed,), 0), rtol=1e-6, atol=1e-8)
+    negative = np.array([[-1.0, 0.5], [0.2, 2.0]])  # a simple negative eigenvalue: a complex root
+    gradient = cpsgrad.grad(complex_sqrtm)(negative)
+    np.testing.assert_allclose(gradient, numeric_gradient(complex_sqrtm, (negative,), 0), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize(("function", "args", "construct"), REFUSED, ids=[f.__name__ for f, _, _ in REFUSED])

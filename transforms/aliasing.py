@@ -133,13 +133,7 @@ class _Analysis(Sharing, Identities):
         self.chained: dict = {}  # (id(call), position) -> the parameters a user call is given to write into
         self.callee_writes = None  # (callee, call, position) -> whether it writes there (callee_writes.writes_into)
         self.stale_updates: dict[int, str] = {}
-        # names that are the written array itself on every path, refreshed after the write (see `refresh`)
-        self.identity: dict = {}  # definition -> the definition whose object it surely is (a name copy, a write)
-        self.loose: dict = {}  # the same, through `x op= y` too (the same object where it was in place)
-        self.refreshable: dict = {}  # (id(write or update), name) -> how name follows the array written there
-        self.refreshes: dict[int, dict[str, str]] = {}  # id(write) -> {name: "copy" or "checked"} after it
-        self.update_aliases: dict[int, set[str]] = {}  # id(`x = x op y`) -> the names sharing x read after it
-        self.refreshing = True  # whether those names are rebound (else a read of their old version is refused)
+        self.start_identities()  # names that are the written array itself, or its view or base (identities.py)
 
     # -- the dataflow ------------------------------------------------------------------------
     def run(self, body) -> None:
@@ -279,6 +273,7 @@ class _Analysis(Sharing, Identities):
         elif names[0] not in self.numbers and not writes.is_write(value):
             self.relate(definitions[0], value, before)
             source = identity_source(value)
+            self.note_subscript(definitions[0], value, before)
             if source is not None and source not in self.numbers:
                 sources = self.reaching(source, before)
                 self.identity[definitions[0]] = self.common(self.identity, sources, definitions[0])
@@ -386,14 +381,14 @@ class _Analysis(Sharing, Identities):
             return
         if isinstance(node, cst.Attribute) and node.attr.value in _STATIC_ATTRIBUTES:
             return  # x.shape: a write never changes it
-        if identity_source(node) is not None and isinstance(node, cst.Call):
-            return  # alias_after_update(a, x): the old a read on purpose, to follow x or keep its value
+        if self.read_on_purpose(statement, node):
+            return
         for name in syntax.variables_read(node):
             for definition, marks in state.get(name, ()):
                 for writer, kind, active in marks:
                     if kind == "update":  # an `x op= y` computed as a new array: any later read of the old one differs
-                        if (writer, name) in self.refreshable:  # x's own object: x changes in place, name follows
-                            self.update_aliases.setdefault(writer, set()).add(name)
+                        if (writer, name) in self.refreshable:  # x's own object or view: x changes in place, name follows
+                            self.update_aliases.setdefault(writer, {})[name] = self.refreshable[(writer, name)]
                         else:
                             self.stale_updates.setdefault(writer, self.shared(name, definition))
                     elif kind == "write":

@@ -24,6 +24,22 @@ class Identities:
     """The identity bookkeeping of aliasing's _Analysis (reads `identity`, `loose`, `numbers`,
     `refreshing`, and fills `refreshable`)."""
 
+    def start_identities(self) -> None:
+        self.identity: dict = {}  # definition -> the definition whose object it surely is (a name copy, a write)
+        self.loose: dict = {}  # the same, through `x op= y` too (the same object where it was in place)
+        self.views: dict = {}  # definition of `r = x[key]` -> (x, x's loose identities, the subscript)
+        self.refreshable: dict = {}  # (id(write or update), name) -> how name follows the array written there
+        self.refreshes: dict[int, dict] = {}  # id(write) -> {name: "copy", "checked", ("view"/"base", subscript)}
+        self.update_aliases: dict[int, dict] = {}  # id(`x = x op y`) -> {name sharing x read after it: how}
+        self.refreshing = True  # whether those names are rebound (else a read of their old version is refused)
+
+    def read_on_purpose(self, statement, node) -> bool:
+        """`alias_after_update(a, x)`, `view_after_write(r, x, key)`, `checked_view`, and a view's base
+        written with it (writes.py) read the stale value on purpose."""
+        return id(statement) in self.normalized.base_writes or (
+            isinstance(node, cst.Call) and (identity_source(node) is not None or syntax.dotted_name(node.func) in CHECKS)
+        )
+
     def common(self, identity: dict, sources: list, definition):
         """The definition whose object `definition`, made from `sources` (a name copy's reaching
         definitions, a write's target before it), is by `identity`: their common one, else its own."""
@@ -46,10 +62,58 @@ class Identities:
                 self.refreshable[(id(statement), other)] = "copy"
             elif len(loose) == 1 and {self.loose.get(d, d) for d, _ in definitions} == loose:
                 self.refreshable[(id(statement), other)] = "checked"
+            else:
+                self.note_view(statement, other, {d for d, _ in definitions}, old)
+
+    def note_view(self, statement, other: str, definitions: set, written: list) -> None:
+        """A view and its base (`r = x[1:3]`, a basic subscript): after a write into the base, `r`
+        is taken again from it; after a write into the view, the base is written with the view's
+        values. Both are checked where they run (writes.py `view_after_write`, `checked_view`: the
+        very view, or no shared memory at all), so the loose identities serve."""
+        objects = {self.loose.get(d, d) for d in definitions}
+        targets = {self.loose.get(d, d) for d in written}
+        if len(objects) != 1 or len(targets) != 1:
+            return
+        view = self.views.get(next(iter(objects)))
+        if view is not None and view[1] == targets:  # other is a view of the written array
+            self.refreshable[(id(statement), other)] = ("view", view[2])
+            return
+        made = self.views.get(next(iter(targets)))
+        if made is not None and objects == made[1]:  # other is the base of the written view
+            self.refreshable[(id(statement), other)] = ("base", made[2])
+
+    def note_subscript(self, definition, value: cst.BaseExpression, before: dict) -> None:
+        """Remember `definition = x[key]` with a basic key of numbers: it may be a view of x (and so
+        is `view_after_write(r, x, key)` of such an r)."""
+        if isinstance(value, cst.Call) and syntax.dotted_name(value.func) == f"{writes.RUNTIME}.view_after_write":
+            objects = {self.loose.get(d, d) for d in self.reaching(value.args[0].value.value, before)}
+            if len(objects) == 1 and next(iter(objects)) in self.views:
+                self.views[definition] = self.views[next(iter(objects))]
+            return
+        if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)):
+            return
+        if value.value.value in self.numbers or not all(self.basic(element.slice) for element in value.slice):
+            return
+        identities = {self.loose.get(d, d) for d in self.reaching(value.value.value, before)}
+        if len(identities) == 1:
+            self.views[definition] = (value.value.value, identities, value)
+
+    def basic(self, part) -> bool:
+        if isinstance(part, cst.Index):
+            return self.number_atom(part.value)
+        return isinstance(part, cst.Slice) and all(
+            bound is None or self.number_atom(bound) for bound in (part.lower, part.upper, part.step)
+        )
+
+    def number_atom(self, node) -> bool:
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            node = node.expression
+        return isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value in self.numbers)
 
 
 
 _ALIAS_CALLS = frozenset(f"{writes.RUNTIME}.{name}" for name in ("alias_after_update", "alias_after_write"))
+CHECKS = frozenset(f"{writes.RUNTIME}.{name}" for name in ("view_after_write", "checked_view"))  # read on purpose
 
 
 def identity_source(value: cst.BaseExpression) -> str | None:

@@ -70,6 +70,7 @@ class Normalized:
     # ...), resolved as Resolver.bindings: the program holds while each names the same object
     bindings: dict = field(default_factory=dict)
     in_place: dict = field(default_factory=dict)  # id(`x = x op y` of `x op= y`) -> why not plain (aliasing.py)
+    base_writes: set = field(default_factory=set)  # ids of `x = written(x, key, v)` that follow a write into a view v
     written_parameters: tuple = ()  # the parameters whose arrays it writes into (aliasing.py)
     consumable: dict = field(default_factory=dict)  # id(user call) -> per argument: may be written into
 

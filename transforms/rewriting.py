@@ -22,6 +22,8 @@ class Rewriter(cst.CSTTransformer):
                 origins[id(result)] = origins[id(original)]
             if id(original) in labels:
                 labels[id(result)] = labels[id(original)]
+            if id(original) in self.normalized.base_writes:
+                self.normalized.base_writes.add(id(result))
         return result
 
 

@@ -1,6 +1,8 @@
 """Normalize's in-place writes: `x[key] = v`, `x[key] op= v`, and the numpy calls that write into
 an array (`np.copyto(x, v)`, `x.fill(v)`, `x.sort()`, a ufunc's `out=x`), each into the core
-statement `x = cpsgrad_runtime.written(x, key, v)` (or `copied_into(x, v)`).
+statement `x = cpsgrad_runtime.written(x, key, v)` (or `copied_into(x, v)`); `np.add.at`,
+`np.put`, `np.putmask`, `np.place`, `np.fill_diagonal` with a key that does the call
+(transforms/ufunc_writes.py).
 
 The write changes the array in place, exactly as the original does: every name and view sharing
 it sees the change. Assigning the result back to `x` makes the write a definition of `x` for the
@@ -15,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 import numpy as np
 
-from cpsgrad.transforms import attributes, rewriting, syntax
+from cpsgrad.transforms import attributes, rewriting, syntax, ufunc_writes
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -116,12 +118,8 @@ def _slice(normalizer, part: cst.Slice) -> cst.Call:
 
 _REFUSED_FUNCTIONS = {
     np.random.shuffle: "np.random.shuffle({})",
-    np.put: "np.put({}, ...)",
-    np.place: "np.place({}, ...)",
-    np.putmask: "np.putmask({}, ...)",
-    np.fill_diagonal: "np.fill_diagonal({}, ...)",
 }
-_REFUSED_METHODS = frozenset({"partition", "resize", "itemset", "put", "setfield", "shuffle"})
+_REFUSED_METHODS = frozenset({"partition", "resize", "itemset", "setfield", "shuffle"})
 
 
 def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | None:
@@ -143,10 +141,15 @@ def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression |
             ordered = normalizer.temporary_value(cst.Call(_numpy(normalizer, "sort"), arguments), out, node)
             _emit_write(normalizer, target, cst.Ellipsis(), ordered, out, node)
             return cst.Name("None")
+        if method == "put":  # x.put(ind, v, mode=...): np.put (transforms/ufunc_writes.py)
+            return ufunc_writes.method_put(normalizer, node, out)
         if method in _REFUSED_METHODS:
             _refuse(normalizer, node, f"{target}.{method}(...)", target)
         return None
     function = normalizer.resolver.resolve(callee)
+    keyed = ufunc_writes.keyed_call(normalizer, node, function, out)  # np.add.at, np.put, np.putmask, ...
+    if keyed is not None:
+        return keyed
     first = node.args[0].value if node.args else None
     if function is np.copyto and first is not None and _local(normalizer, first) and not keywords:
         values = [normalizer.atom(a.value, out) for a in node.args]
@@ -186,19 +189,20 @@ def _refuse(normalizer, node: cst.Call, call: str, target: str) -> None:
         node,
         f"call that changes an array in place ({call})",
         f"cpsgrad differentiates writes into arrays written as {target}[key] = value, {target}.fill(v), "
-        f"{target}.sort(), np.copyto({target}, v) or out={target}; write it one of those ways, or compute a new "
-        "array",
+        f"{target}.sort(), np.copyto({target}, v), np.put({target}, ...), np.add.at({target}, ...) or "
+        f"out={target}; write it one of those ways, or compute a new array",
     )
 
 
 # -- `x op= y` into a parameter's array: in place, as numpy does -----------------------------------
 
 
-def rewrite_updates(normalized, updates: set[int], aliases: dict[int, set[str]] | None = None) -> bool:
+def rewrite_updates(normalized, updates: set[int], aliases: dict[int, dict] | None = None) -> bool:
     """Rewrite each core `x = x op y` of a user's `x op= y` in `updates` (by id: transforms/
     aliasing.py found x's array is the caller's, or another name's that reads it later) into
     `t = x op y; x = cpsgrad_runtime.updated(x, t)`: an array changed in place (the caller sees it,
-    as in Python), a number rebound; then, for each name of `aliases[id]` that held x's value,
+    as in Python), a number rebound; then, for each name of `aliases[id]` that held x's value (a view
+    or base of x follows when the next analysis finds the write),
     `a = cpsgrad_runtime.alias_after_update(a, x, where, rewrite)`: the array itself where it
     changed in place, the old value where it was rebound. Whether it changed."""
     if not updates:
@@ -223,32 +227,60 @@ def rebind_after_writes(normalized, names: dict[int, dict[str, str]]) -> bool:
 
 
 class _Rebinds(rewriting.Rewriter):
-    def __init__(self, normalized, names: dict[int, dict[str, str]]):
+    def __init__(self, normalized, names: dict[int, dict]):
         super().__init__(normalized)
         self.names = names
+        self.namer = Namer(names_in(normalized.definition))
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         body = []
         for before, statement in zip(original.body, updated.body, strict=True):
             body.append(statement)
-            for name, how in sorted(self.names.get(id(before), {}).items()):
+            for name, how in sorted(self.names.get(id(before), {}).items(), key=lambda item: item[0]):
                 target = cst.Name(statement.body[0].targets[0].target.value)
+                where = cst.SimpleString(
+                    repr(f"{self.normalized.location(before)}: {syntax.code(self.normalized.origins[id(before)]).strip()}")
+                )
                 if how == "copy":
-                    value = target
-                else:
-                    where = f"{self.normalized.location(before)}: {syntax.code(self.normalized.origins[id(before)]).strip()}"
-                    value = cst.Call(
-                        cst.Attribute(cst.Name(RUNTIME), cst.Name("alias_after_write")),
-                        [cst.Arg(cst.Name(name)), cst.Arg(target), cst.Arg(cst.SimpleString(repr(where)))],
-                    )
-                rebinding = syntax.assign(name, value)
-                self.normalized.origins[id(rebinding)] = self.normalized.origins.get(id(before))
-                body.append(rebinding)
+                    new = [syntax.assign(name, target)]
+                elif how == "checked":
+                    new = [syntax.assign(name, _runtime_call("alias_after_write", cst.Name(name), target, where))]
+                elif how[0] == "view":  # name = x[key] before the write into x: taken again, checked
+                    key = _subscript_key(how[1])
+                    new = [syntax.assign(name, _runtime_call("view_after_write", cst.Name(name), target, key, where))]
+                else:  # the base of the view written: written with the view's values, checked
+                    key, checked = _subscript_key(how[1]), self.namer.temporary()
+                    new = [
+                        syntax.assign(checked, _runtime_call("checked_view", target, cst.Name(name), key, where)),
+                        syntax.assign(name, _runtime_call("written", cst.Name(name), key, cst.Name(checked))),
+                    ]
+                    self.normalized.base_writes.add(id(new[1]))  # its read of the stale base is meant
+                for rebinding in new:
+                    self.normalized.origins[id(rebinding)] = self.normalized.origins.get(id(before))
+                body += new
         return updated.with_changes(body=body)
 
 
+def _runtime_call(name: str, *arguments: cst.BaseExpression) -> cst.Call:
+    return cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name(name)), [cst.Arg(a) for a in arguments])
+
+
+def _subscript_key(subscript: cst.Subscript) -> cst.BaseExpression:
+    """The key `x[key]` passes, as a value: `i`, `(i, slice(1, 3, None))` (slice from the runtime's builtins)."""
+    values = []
+    for element in subscript.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            values.append(part.value)
+        else:
+            bounds = [cst.Name("None") if b is None else b for b in (part.lower, part.upper, part.step)]
+            builtin = cst.Attribute(cst.Attribute(cst.Name(RUNTIME), cst.Name("builtins")), cst.Name("slice"))
+            values.append(cst.Call(builtin, [cst.Arg(b) for b in bounds]))
+    return values[0] if len(values) == 1 else cst.Tuple([cst.Element(v) for v in values])
+
+
 class _Updates(rewriting.Rewriter):
-    def __init__(self, normalized, updates: set[int], aliases: dict[int, set[str]]):
+    def __init__(self, normalized, updates: set[int], aliases: dict[int, dict]):
         super().__init__(normalized)
         self.updates = updates
         self.aliases = aliases
@@ -270,7 +302,7 @@ class _Updates(rewriting.Rewriter):
             )
             written = syntax.assign(name, call)
             new = [computed, written]
-            aliases = sorted(self.aliases.get(id(before), ()))
+            aliases = sorted(n for n, how in self.aliases.get(id(before), {}).items() if how in ("copy", "checked"))
             if aliases:
                 where = f"{self.normalized.location(before)}: {syntax.code(origin).strip()}"
                 operator = syntax.code(origin.operator).strip()[:-1]

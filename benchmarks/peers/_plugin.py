@@ -11,7 +11,7 @@ import pytest
 from autograd import _shim
 
 import cpsgrad
-from cpsgrad.errors import CpsgradError
+from cpsgrad.errors import CpsgradError, HigherOrderError
 
 _CPSGRAD_DIRS = tuple(str(Path(p).resolve()) for p in (Path(cpsgrad.__file__).parent,))
 _OUT = os.environ.get("PEERS_OUT")
@@ -32,6 +32,8 @@ def classify(excinfo) -> dict:
     """The class of a test's exception: refused, n/a, refused-order, crash, assertion or error."""
     error = excinfo.value
     message = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+    if isinstance(error, HigherOrderError):  # a gradient of a gradient: second order, not run yet
+        return {"class": "refused-order", "kind": type(error).__name__, "message": message}
     if isinstance(error, CpsgradError):
         text = message
         if getattr(error, "location", None) is not None:

@@ -4,8 +4,9 @@ A rule listed here was checked on complex inputs (tests/test_complex.py runs eve
 complex and mixed inputs against finite differences of the real and imaginary parts): its
 backward follows JAX's convention. Every other built-in rule gets a guard in its inlined
 backward, `cpsgrad_runtime.refuse_complex_operands`, that refuses the call when one of its
-inputs or outputs is complex: an ordering (max, sort, clip), a real-only formula (var, norm,
-the decompositions, scipy's rules), or one not checked yet. A new rule is refused on complex
+inputs or outputs is complex: an ordering (sort, clip; max and min select numpy's lexicographic
+maximum, which they do differentiate), a real-only formula (qr, most of scipy's rules), or one
+not checked yet. A new rule is refused on complex
 values until it is added here with its tests. Users' own rules are never guarded.
 """
 
@@ -30,6 +31,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
             "alias_after_update",
             "alias_after_write",
             "appended",
+            "checked_view",
             "concatenation",
             "construct",
             "dict_get",
@@ -48,6 +50,7 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
             "repetition",
             "reversed_list",
             "zip_",
+            "view_after_write",
             "zip_three",
         }
     ),
@@ -112,9 +115,14 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
     "cpsgrad.rules.numpy.linalg": frozenset(
         {"det", "inv", "matrix_norm", "matrix_power", "slogdet", "solve", "vector_norm"}
     ),
+    # eigenvectors and singular vectors: a loss that depends on their phase is refused (the module's docstring)
+    "cpsgrad.rules.numpy.linalg_decompositions": frozenset(
+        {"eig", "eigh", "eigvals", "eigvalsh", "svd", "svdvals"}
+    ),
     "cpsgrad.rules.numpy.nan_reductions": frozenset({"nancumprod", "nancumsum", "nanmean", "nanprod", "nansum"}),
-    "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}),
+    "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "extremum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}),
     "cpsgrad.rules.numpy.sorting": frozenset({"choose", "select", "take", "take_along_axis"}),
+    "cpsgrad.rules.scipy.linalg": frozenset({"sqrtm"}),  # holomorphic: the Sylvester equation transposed
     "cpsgrad.rules.scipy.special": frozenset({"erf", "erfc"}),  # holomorphic formulas
     "cpsgrad.rules.numpy.ufunc_methods": frozenset(
         {

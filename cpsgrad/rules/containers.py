@@ -137,6 +137,22 @@ def alias_after_update(alias, target, where="", rewrite=""):
     target_d += cpsgrad_runtime.alias_adjoint(y_d, alias, target, True)
 
 
+@rule(cpsgrad_runtime.view_after_write)
+def view_after_write(view, base, key, where=""):
+    y = cpsgrad_runtime.view_after_write(view, base, key, where)
+    y_d = yield y
+    view_d += cpsgrad_runtime.view_adjoint(y_d, view, base, key, y, False)
+    base_d += cpsgrad_runtime.view_adjoint(y_d, view, base, key, y, True)
+
+
+@rule(cpsgrad_runtime.checked_view)
+def checked_view(view, base, key, where=""):
+    y = cpsgrad_runtime.checked_view(view, base, key, where)
+    y_d = yield y
+    view_d += cpsgrad_runtime.view_adjoint(y_d, view, base, key, y, False)
+    base_d += cpsgrad_runtime.view_adjoint(y_d, view, base, key, y, True)
+
+
 @rule(cpsgrad_runtime.alias_after_write)
 def alias_after_write(alias, target, where=""):
     y = cpsgrad_runtime.alias_after_write(alias, target, where)

@@ -108,6 +108,7 @@ from cpsgrad.runtime.indexing import (
     item_adjoint,
     subscript_of,
 )
+from cpsgrad.runtime.keyed_writes import diagonal_key, place_key, put_key, putmask_key, ufunc_at
 from cpsgrad.runtime.linalg import matmul_left, matmul_right
 from cpsgrad.runtime.list_changes import (  # in-place append/pop of an owned list (issue 15)
     ListAdjoint,
@@ -171,6 +172,7 @@ from cpsgrad.runtime.writes import (
     alias_adjoint,
     alias_after_update,
     alias_after_write,
+    checked_view,
     close_writes,
     copied_into,
     keep_final_writes,
@@ -182,6 +184,8 @@ from cpsgrad.runtime.writes import (
     restore_update,
     update_adjoint,
     updated,
+    view_adjoint,
+    view_after_write,
     written,
     written_adjoint,
 )
@@ -191,6 +195,9 @@ __all__ = [
     "alias_after_update",
     "alias_after_write",
     "builtins",
+    "checked_view",
+    "view_adjoint",
+    "view_after_write",
     "new_object",
     "overwritten_attribute",
     "owned",
@@ -315,6 +322,11 @@ __all__ = [
     "withdrawing",
     "written",
     "written_adjoint",
+    "ufunc_at",  # keyed writes: np.add.at, np.put, np.putmask, np.place, np.fill_diagonal
+    "put_key",
+    "putmask_key",
+    "place_key",
+    "diagonal_key",
     "zip_length",
     "zipped_adjoint",
 ]

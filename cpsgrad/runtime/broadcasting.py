@@ -141,3 +141,13 @@ def refuse_complex_operands(construct: str, *values) -> None:
                 refuse_complex(value, construct)
         elif isinstance(value, (tuple, list)):
             refuse_complex_operands(construct, *value)
+
+
+def shaped_like(part, value):
+    """`part` (an adjoint of `x[key]`) as the adjoint of the value written there, which
+    broadcast to that shape: summed back to it, in its type (a list or tuple of numbers or arrays
+    gets a `SequenceAdjoint`)."""
+    if isinstance(value, (list, tuple)):
+        reduced = unbroadcast(part, np.zeros(np.shape(value)))
+        return SequenceAdjoint(shaped_like(reduced[position], element) for position, element in enumerate(value))
+    return unbroadcast(part, value)

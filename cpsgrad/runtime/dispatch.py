@@ -26,7 +26,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cpsgrad.errors import CpsgradError, LocatedError, NoRuleError, SourceLocation, UnsupportedError
+from cpsgrad.errors import (
+    HigherOrderError,
+    LocatedError,
+    NoRuleError,
+    SourceLocation,
+    UnsupportedError,
+)
 from cpsgrad.rules.registry import TABLE, advice, public_name
 from cpsgrad.runtime import objects, starred, targets, writes
 from cpsgrad.runtime.adapters import (
@@ -348,7 +354,7 @@ class CallSite:
         if found is not None:
             return found
         if targets.is_gradient(callee):
-            raise CpsgradError(
+            raise HigherOrderError(
                 f"{self.where()}call of {self.label}: it is a cpsgrad gradient function; differentiating "
                 "through a gradient (higher-order differentiation) is not supported yet"
             )

@@ -12,7 +12,9 @@ else holds the adjoint: a loop filling an n-element array costs O(n) in all).
 
 Arrays take any numpy index (ints, slices, `...`, `None`, integer arrays, masks; where an integer
 array repeats a position, the value written last is the one kept, and only it gets the adjoint);
-lists an int or a slice of the same length as the value; dicts a key.
+lists an int or a slice of the same length as the value; dicts a key. A key that is a
+`keyed_writes.KeyedWrite` (`np.add.at`, `np.put`, `np.putmask`, `np.place`, `np.fill_diagonal`)
+does the work itself.
 """
 
 from __future__ import annotations
@@ -23,15 +25,16 @@ import threading
 import numpy as np
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.runtime import objects
+from cpsgrad.runtime import keyed_writes, objects
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint, is_zero
-from cpsgrad.runtime.broadcasting import unbroadcast
+from cpsgrad.runtime.broadcasting import shaped_like, unbroadcast
 from cpsgrad.runtime.checks import _located
-from cpsgrad.runtime.indexing import _is_basic
+from cpsgrad.runtime.indexing import _is_basic, index_adjoint
 
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
 _MISSING = object()  # a dict key the write added: restoring removes it
+_Keyed = keyed_writes.KeyedWrite
 _books = threading.local()  # per thread: what the run written so far (`open_writes`)
 
 
@@ -79,6 +82,9 @@ def _snapshot(target):
 
 def written(target, key, value):
     """`target[key] = value`, then `target` itself (the same object)."""
+    if isinstance(key, _Keyed):
+        key.write(target, value)
+        return target
     if type(target) is list and type(key) is slice and len(range(len(target))[key]) != len(value):
         raise UnsupportedError(
             None,
@@ -152,6 +158,65 @@ def alias_after_write(alias, target, where: str = ""):
     )
 
 
+def _same_view(view, base, key) -> bool:
+    """Whether `view` is exactly `base[key]`: the same memory, shape and strides (a basic subscript of
+    an array); False where they share no memory (a copy: a list's slice, a numpy scalar)."""
+    if type(view) is not _ndarray or type(base) is not _ndarray or not np.may_share_memory(view, base):
+        return False
+    again = base[key]
+    return (
+        type(again) is _ndarray
+        and again.__array_interface__["data"][0] == view.__array_interface__["data"][0]
+        and again.shape == view.shape
+        and again.strides == view.strides
+    )
+
+
+def _shares(view, base) -> bool:
+    return type(view) is _ndarray and type(base) is _ndarray and np.shares_memory(view, base)
+
+
+def view_after_write(view, base, key, where: str = ""):
+    """`r = x[key]` again after a write into x (transforms/identities.py): where r is that view of x,
+    x[key] (a new view of the same memory, its gradient x's after the write); where r shares no
+    memory with x (a numpy scalar, a list's slice: copies), r itself; anything between is refused."""
+    if _same_view(view, base, key):
+        return base[key]
+    if not _shares(view, base):
+        return view
+    location, construct = _located(where)
+    raise UnsupportedError(
+        location, f"{construct} (a view read after the write)",
+        "a name that is a part of the written array is read after the write, and it is no longer the part "
+        "its subscript names; read the array itself, or copy the part (.copy()) before writing",
+    )
+
+
+def view_adjoint(adjoint, view, base, key, result, to_base: bool):
+    """The adjoint `view_after_write(view, base, key)` and `checked_view` hand on: to `base` at `key`
+    where the result is not `view` (taken from the base), else all to `view`."""
+    if (result is not view) is not to_base:
+        return 0.0
+    return index_adjoint(base, key, adjoint) if to_base else adjoint
+
+
+def checked_view(view, base, key, where: str = ""):
+    """What `base[key] = ...` writes after a write into `view` (transforms/identities.py: Python's base
+    sees a write into its view): `view` where it is exactly `base[key]`; `base[key]` itself (the write
+    then changes nothing) where they share no memory (a copy, or `x op= y` rebound a number); anything
+    between is refused."""
+    if _same_view(view, base, key):
+        return view
+    if not _shares(view, base):
+        return base[key]
+    location, construct = _located(where)
+    raise UnsupportedError(
+        location, f"{construct} (a write into a view, its base read after it)",
+        "the written value is not the part of the array its subscript names (a copy, or the subscript "
+        "changed); write into the array itself (x[key] = ...), or copy the part (.copy()) first",
+    )
+
+
 def alias_adjoint(adjoint, alias, target, to_target: bool):
     """The adjoint `alias_after_update(alias, target)` hands on: all to the target where the update was
     in place (`alias is target`), else all to the old alias; nothing to the other."""
@@ -199,6 +264,8 @@ def overwritten(target, key):
     """A copy of what `target[key] = ...` is about to overwrite (only that part)."""
     _note_written(target)
     kind = type(target)
+    if isinstance(key, _Keyed):
+        return key.save(target)
     if kind is _ndarray:
         part = target[key]
         return part.copy() if type(part) is _ndarray else part  # a numpy scalar is a copy already
@@ -215,7 +282,9 @@ def overwritten(target, key):
 
 def restore(target, key, saved) -> None:
     """Undo `target[key] = ...`: put back what `overwritten` saved."""
-    if type(target) is dict and saved is _MISSING:
+    if isinstance(key, _Keyed):
+        key.restore(target, saved)
+    elif type(target) is dict and saved is _MISSING:
         del target[key]
     else:
         target[key] = saved
@@ -225,6 +294,8 @@ def written_adjoint(adjoint, target, key, value):
     """The adjoint of the value written by `target[key] = value`, given the target's after it."""
     if is_zero(adjoint):
         return 0.0
+    if isinstance(key, _Keyed):
+        return key.value_adjoint(adjoint, target, value)
     kind = type(target)
     if kind is _ndarray:
         if target.dtype.kind not in "fc":  # written into ints or bools: truncated, no derivative
@@ -234,7 +305,7 @@ def written_adjoint(adjoint, target, key, value):
             part = part * _kept(target.shape, key)
         elif type(part) is _ndarray:  # a view: overwritten_adjoint zeroes it next, in place
             part = part.copy()
-        return _shaped_like(part, value)
+        return shaped_like(part, value)
     if kind is list and type(key) is slice:
         return SequenceAdjoint(adjoint[key]) if isinstance(adjoint, SequenceAdjoint) else 0.0
     if kind is dict:
@@ -248,6 +319,8 @@ def overwritten_adjoint(adjoint, target, key):
     parameter and getrefcount's argument: a count of 3), any other is copied."""
     if is_zero(adjoint):
         return adjoint
+    if isinstance(key, _Keyed):
+        return key.target_adjoint(adjoint, target)
     kind = type(target)
     if kind is _ndarray:
         if type(adjoint) is not _ndarray:
@@ -279,16 +352,6 @@ def _kept(shape: tuple, key) -> np.ndarray:
     order = np.arange(count, dtype=np.intp).reshape(np.shape(probe[key]))
     probe[key] = order
     return (probe[key] == order).astype(np.float64)
-
-
-def _shaped_like(part, value):
-    """`part` (an adjoint of `x[key]`) as the adjoint of the value written there, which
-    broadcast to that shape: summed back to it, in its type (a list or tuple of numbers or arrays
-    gets a `SequenceAdjoint`)."""
-    if isinstance(value, (list, tuple)):
-        reduced = unbroadcast(part, np.zeros(np.shape(value)))
-        return SequenceAdjoint(_shaped_like(reduced[position], element) for position, element in enumerate(value))
-    return unbroadcast(part, value)
 
 
 # -- writes into the arrays of parameters: the caller's consent ----------------------------------

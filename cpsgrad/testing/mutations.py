@@ -3,7 +3,9 @@
 A statement drawn here makes a buffer the function owns (`b3 = np.zeros(3)`, `w.copy()`, ...)
 or writes into one in one of the forms cpsgrad differentiates: an element, a slice, a mask, an
 integer array with a repeated position, `b[i] += e`, `b *= w`, a loop filling it from its own
-previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`, a slot of `list([b, w])` (the list
+previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`, `np.add.at`/`np.subtract.at`/
+`np.multiply.at` (repeated indices, an int, a slice, a mask), `np.put` (repeated positions, a
+mode, v shorter than the indices), `np.putmask` and `np.place` (v repeated), a slot of `list([b, w])` (the list
 copied, the original still read), a nested helper writing into the buffer in a loop that reads it
 first (the next pass reads what the call wrote: refused), the buffer stored in a dict and read
 back through it after a write (refused) or only before it. Buffers are vectors like any other
@@ -41,7 +43,7 @@ def write_statement(builder, indent: str, variable) -> list[str]:
 
 def _write(builder, indent: str, target: str) -> list[str]:
     fn = builder.function
-    form = builder.draw(st.integers(0, 13))
+    form = builder.draw(st.integers(0, 15))
     scalar = builder.expression(builder.max_depth - 1)
     index = builder.draw(st.integers(-LENGTH, LENGTH - 1))
     if form == 0:
@@ -123,10 +125,45 @@ def _write(builder, indent: str, target: str) -> list[str]:
         if builder.draw(st.booleans()):  # the dict's item is the written array: refused
             lines.append(f"{indent}{result} = {result} + {holder}['k']")
         return lines
+    if form == 14:
+        return _ufunc_at(builder, indent, target, scalar, index)
+    if form == 15:
+        return _put(builder, indent, target, scalar)
     builder.note("write", "write-alias")  # another name for the buffer: a later write may make it stale
     alias = builder.fresh("w")
     fn.scopes[-1][alias] = builder.variable(VECTOR)
     return [f"{indent}{alias} = {target}"]
+
+
+def _ufunc_at(builder, indent: str, target: str, scalar: str, index: int) -> list[str]:
+    """`np.add.at(b, idx, v)` (or subtract, multiply) with one of numpy's index forms."""
+    builder.note("write", "write-ufunc-at")
+    ufunc = builder.choose(["add", "add", "subtract", "multiply"])
+    form = builder.draw(st.integers(0, 3))
+    if form == 0:  # repeated positions, a vector value: each occurrence applied
+        indices, value = "np.array([0, 2, 0])", builder.vector_expression(builder.max_depth - 1)
+    elif form == 1:
+        indices, value = str(index), scalar
+    elif form == 2:
+        indices, value = "slice(1, 3)", scalar
+    else:
+        indices, value = f"{target} > 0.25", scalar
+    return [f"{indent}np.{ufunc}.at({target}, {indices}, {value})"]
+
+
+def _put(builder, indent: str, target: str, scalar: str) -> list[str]:
+    """`np.put` (a repeated position keeps the last value), `np.putmask`, `np.place`: v repeated."""
+    builder.note("write", "write-put")
+    vector = builder.vector_expression(builder.max_depth - 1)
+    form = builder.draw(st.integers(0, 3))
+    if form == 0:
+        return [f"{indent}np.put({target}, [2, 0, 2], {vector})"]
+    if form == 1:
+        mode = builder.choose(["wrap", "clip"])
+        return [f"{indent}np.put({target}, [-1, 4, 1, 5], {vector}[:2], mode={mode!r})"]
+    if form == 2:
+        return [f"{indent}np.putmask({target}, {target} > 0.25, {vector}[:2])"]
+    return [f"{indent}np.place({target}, {target} < 0.25, {scalar})"]
 
 
 def _buffer(builder, indent: str) -> list[str]:
@@ -160,4 +197,5 @@ def refused_write(constructs, error) -> bool:
         or "augmented assignment changes an array in place" in error.advice
         or "writes into the array of its parameter" in error.advice
         or "is also passed as argument" in error.advice
+        or "shares memory with the array it writes into" in error.construct  # np.put(b, i, b[::-1])
     )

@@ -26,6 +26,21 @@ M = np.array([[2.0 + 0.5j, 0.3 - 0.2j, 0.1j], [-0.4 + 0.1j, 1.5 - 0.3j, 0.2], [0
 C = 0.75 - 1.25j
 MASK = np.array([True, False, True])
 
+
+def svd_vectors(a):  # one call: each call's backward checks its own vectors' phases
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(np.abs(u) * M.real[: len(u), : len(s)]) + np.sum(np.abs(vh) * M.imag[: len(s)]) + np.real(np.sum(u @ vh * C))
+
+
+def jax_svd_vectors(a):
+    u, s, vh = J().linalg.svd(a, full_matrices=False)
+    return J().sum(J().abs(u) * M.real[: len(u), : len(s)]) + J().sum(J().abs(vh) * M.imag[: len(s)]) + J().real(J().sum(u @ vh * C))
+
+
+def eigh_parts(a):  # numpy's eigh reads a's lower triangle, JAX's symmetrizes: a Hermitian a for both
+    w, v = np.linalg.eigh(a + np.conj(a.T))
+    return np.sum(w * X) + np.sum(np.abs(v) * M.real)
+
 KINKS = [
     K(
         "complex: real of z * z",
@@ -271,6 +286,28 @@ KINKS = [
         "complex: det and slogdet",
         lambda a: np.real(np.linalg.det(a) * C) + np.linalg.slogdet(a)[1],
         lambda a: J().real(J().linalg.det(a) * C) + J().linalg.slogdet(a)[1],
+        (M,),
+    ),
+    # decompositions of complex matrices: functions their vectors' phases do not change (others are refused)
+    K(
+        "complex: singular values, nuclear and 2-norms",
+        lambda a: np.sum(np.linalg.svd(a, compute_uv=False) * X) + np.linalg.norm(a, "nuc") + np.linalg.norm(a, 2),
+        lambda a: J().sum(J().linalg.svd(a, compute_uv=False) * X) + J().linalg.norm(a, "nuc") + J().linalg.norm(a, 2),
+        (M,),
+    ),
+    K("complex: |u|, |vh| and u vh of svd", svd_vectors, jax_svd_vectors, (M,)),
+    K("complex: |u|, |vh| and u vh of a wide svd", svd_vectors, jax_svd_vectors, (M[:2],)),
+    K(
+        "complex: eigh of a Hermitian matrix, values and |v|",
+        eigh_parts,
+        lambda a: J().sum(J().linalg.eigh(a + J().conj(a.T))[0] * X)
+        + J().sum(J().abs(J().linalg.eigh(a + J().conj(a.T))[1]) * M.real),
+        (M,),
+    ),
+    K(
+        "complex: eigenvalues of a general matrix",
+        lambda a: np.real(np.sum(np.exp(np.linalg.eigvals(a)) * C)),
+        lambda a: J().real(J().sum(J().exp(J().linalg.eigvals(a)) * C)),
         (M,),
     ),
 ]

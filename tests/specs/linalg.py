@@ -23,10 +23,17 @@ TALL = SPREAD.T  # (4, 3), singular values 6, 4, 2
 # a dense (4, 3) matrix of singular values 6, 4, 2 instead
 _rotation = np.linalg.qr(np.arange(16.0).reshape(4, 4) % 7 + np.eye(4))[0]
 DENSE = np.round(_rotation[:, :3] @ np.diag([6.0, 4.0, 2.0]) @ _rotation[:3, :3].T, 3)
+_rotation3 = np.linalg.qr(np.arange(9.0).reshape(3, 3) % 5 + np.eye(3))[0]
+H3 = np.round(_rotation3 @ np.diag([6.0, 4.0, 2.0]) @ _rotation3.T, 3)  # symmetric, eigenvalues near 6, 4, 2, dense vectors
 RANK2 = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 PIVOTED = np.array([[0.0, 1.0, 3.0], [3.0, 0.0, 1.0], [1.0, 3.0, 0.0]])  # lu_factor swaps rows, whatever x adds
 ROWS = np.array([[1.0], [-2.0], [0.5]])  # weights of eigenvector components (eig's order is LAPACK's)
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def _u_vt(a):
+    u, _, vt = np.linalg.svd(a, full_matrices=False)
+    return u @ vt
 
 
 
@@ -79,6 +86,16 @@ SPECS = [
     S("svd vt tall", lambda a, w: np.sum(np.linalg.svd(a + TALL.astype(a.dtype), False)[2] ** 2 * w), [(4, 3)], SMALL),
     S("svd full_matrices first rows", lambda a, w: np.sum(np.linalg.svd(a + SPREAD.astype(a.dtype))[2][:3] ** 2 * w), [(3, 4)], SMALL),
     S("svd square", lambda a, w: np.sum(np.linalg.svd(a + D3.astype(a.dtype))[0] ** 2 * w), [(3, 3)], SMALL),
+    # phase-free functions of the vectors: tests/test_complex.py runs these on complex matrices too
+    # (dense vectors, no component near 0, where |.| has a kink)
+    S("svd |u| wide", lambda a, w: np.sum(np.abs(np.linalg.svd(a + DENSE.T.astype(a.dtype), full_matrices=False)[0]) * w), [(3, 4)], SMALL),
+    S("svd |vt| wide", lambda a, w: np.sum(np.abs(np.linalg.svd(a + DENSE.T.astype(a.dtype), full_matrices=False)[2]) * w), [(3, 4)], SMALL),
+    S("svd u vt tall", lambda a, w: np.sum(_u_vt(a + DENSE.astype(a.dtype)) * w), [(4, 3)], SMALL),
+    S("eigh |v|", lambda a, w: np.sum(np.abs(np.linalg.eigh(a + H3.astype(a.dtype))[1]) * w), [(3, 3)], DOMINANT),
+    S("eig |v|", lambda a, w: np.sum(np.abs(np.linalg.eig(a + H3.astype(a.dtype))[1]) * np.linalg.eig(a + H3.astype(a.dtype))[0] * ROWS) * w,
+      [(3, 3)], DOMINANT),
+    S("norm nuc", lambda a, w: np.linalg.norm(a + SPREAD.astype(a.dtype), "nuc") * w, [(3, 4)], SMALL),
+    S("norm 2 of matrices", lambda a, w: np.sum(np.linalg.norm(a + TALL.astype(a.dtype), 2, (1, 2)) * w), [(2, 4, 3)], SMALL),
     S("svd hermitian", lambda a, w: np.sum(np.linalg.svd(a + D3.astype(a.dtype), hermitian=True, compute_uv=False) * w), [(3, 3)], DOMINANT),
     S("qr q tall", lambda a, w: np.sum(np.linalg.qr(a + DENSE.astype(a.dtype))[0] * w), [(4, 3)], SMALL),
     S("qr r tall", lambda a, w: np.sum(np.linalg.qr(a + DENSE.astype(a.dtype))[1] * w), [(4, 3)], SMALL),

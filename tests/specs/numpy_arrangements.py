@@ -81,6 +81,25 @@ SPECS = [
     S("sort axis 0", lambda x, w: np.sum(np.sort(x, axis=0) * w), [M], apart=True),
     S("sort axis None kind", lambda x, w: np.sum(np.sort(x, None, kind="mergesort") * w), [(2, 3, 2)], apart=True),
     S("partition", lambda x, w: np.sum(np.partition(x, 2) * w), [M], apart=True),
+    # median: the middle element, or half to each of the two middle ones (even counts)
+    S("median", lambda x, w: np.median(x) * w, [(3, 3)], apart=True),
+    S("median even count", lambda x, w: np.median(x) * w, [M], apart=True),
+    S("median axis 0 odd", lambda x, w: np.sum(np.median(x, axis=0) * w), [M], apart=True),
+    S("median axis 1 even", lambda x, w: np.sum(np.median(x, 1) * w), [M], apart=True),
+    S("median axes keepdims", lambda x, w: np.sum(np.median(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 3)], apart=True),
+    S("nanmedian", lambda x, w: np.nanmedian(x) * w, [M], apart=True),
+    # quantiles: linear interpolation between neighbours of a stable sort, differentiable in q too
+    S("quantile", lambda x, q, w: np.quantile(x, q) * w, [M, FLOAT], ((-2.0, 2.0), (0.05, 0.95)), apart=True),
+    S("quantile axis levels", lambda x, w: np.sum(np.quantile(x, [0.2, 0.7], axis=1) * w), [M], apart=True),
+    S("quantile axis keepdims midpoint", lambda x, w: np.sum(np.quantile(x, 0.4, 0, method="midpoint", keepdims=True) * w),
+      [M], apart=True),
+    S("percentile axes lower", lambda x, w: np.sum(np.percentile(x, 30.0, axis=(0, 2), method="lower") * w), [(2, 3, 3)], apart=True),
+    S("percentile higher", lambda x, w: np.percentile(x, 55.0, method="higher") * w, [M], apart=True),
+    S("percentile of levels", lambda x, q, w: np.sum(np.percentile(x, q, axis=0) * w), [M, (2,)], ((-2.0, 2.0), (10.0, 90.0)),
+      apart=True),
+    S("nanmedian axis keepdims", lambda x, w: np.sum(np.nanmedian(x, axis=0, keepdims=True) * w), [(3, 3)], apart=True),
+    S("median axis -1 keepdims overwrite_input", lambda x, w: np.sum(np.median(x, -1, keepdims=True, overwrite_input=True) * w),
+      [(2, 3, 2)], apart=True),
     S("partition axis 0 kths", lambda x, w: np.sum(np.partition(x, (0, 2), axis=0) * w), [(4, 3)], apart=True),
     S("partition axis None", lambda x, w: np.partition(x, 3, axis=None)[3] * w, [M], apart=True),
     # selection by index
@@ -145,6 +164,50 @@ def _jnp():
 
 A = np.array
 KINKS = [
+    Kink(
+        "median ties, odd count",
+        lambda x: np.median(x) * 2.0,
+        lambda x: _jnp().median(x) * 2.0,
+        (A([1.0, 2.0, 2.0, 3.0, 2.0]),),
+    ),
+    Kink(
+        "median ties, even count",
+        lambda x: np.median(x) * 2.0,
+        lambda x: _jnp().median(x) * 2.0,
+        (A([3.0, 1.0, 2.0, 2.0]),),
+    ),
+    Kink(
+        "nanmedian skips NaNs, ties",
+        lambda x: np.sum(np.nanmedian(x, axis=1) * W4[:3]),
+        lambda x: _jnp().sum(_jnp().nanmedian(x, axis=1) * W4[:3]),
+        (A([[1.0, np.nan, 2.0, 5.0], [4.0, 3.0, np.nan, 3.0], [1.0, 1.0, 3.0, 4.0]]),),
+    ),
+    Kink(
+        "median of a slice holding a NaN, unused",
+        lambda x: np.median(x, axis=1)[1] * 2.0,
+        lambda x: _jnp().median(x, axis=1)[1] * 2.0,
+        (A([[1.0, np.nan, 2.0], [4.0, 3.0, 0.5]]),),
+    ),
+    Kink(
+        "quantile at a knot, with ties: q's gradient 0",
+        lambda x, q: np.quantile(x, q) * 2.0 + np.sum(np.quantile(x, [0.5, 0.1], axis=0)),
+        lambda x, q: _jnp().quantile(x, q) * 2.0 + _jnp().sum(_jnp().quantile(x, _jnp().array([0.5, 0.1]), axis=0)),
+        (A([[1.0, 2.0, 2.0], [0.5, 2.0, 3.0]]), 0.4),
+        (0, 1),
+    ),
+    Kink(
+        "percentile between ties",
+        lambda x, q: np.percentile(x, q) * 2.0,
+        lambda x, q: _jnp().percentile(x, q) * 2.0,
+        (A([1.0, 2.0, 2.0, 3.0, 2.0]), 37.0),
+        (0, 1),
+    ),
+    Kink(
+        "median ties on an axis",
+        lambda x: np.sum(np.median(x, axis=1) * W4[:2]),
+        lambda x: _jnp().sum(_jnp().median(x, axis=1) * W4[:2]),
+        (A([[1.0, 1.0, 0.0, 1.0], [2.0, 0.5, 0.5, 2.0]]),),
+    ),
     Kink(
         "sort ties",
         lambda x: np.sum(np.sort(x) * W4),
@@ -232,9 +295,10 @@ def _unused_attribute(name):
 ZERO_CASES = [
     *[(op, unused(op), (X,)) for op in (
         np.diag, np.diagonal, np.ndarray.diagonal, np.tril, np.triu, np.ndarray.trace, np.fliplr, np.flipud, np.rot90,
-        np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.sort, np.real, np.imag, np.conj, np.ndarray.conj,
+        np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.sort, np.median, np.nanmedian, np.real, np.imag, np.conj, np.ndarray.conj,
         np.ndarray.conjugate, np.angle, np.real_if_close, np.column_stack, np.dstack,
     )],
+    *[(op, unused_with(op, 0.3), (X,)) for op in (np.quantile, np.percentile)],
     *[(op, unused_with(op, 1), (X,)) for op in (np.roll, np.rollaxis, np.tile, np.repeat, np.ndarray.repeat, np.partition)],
     *[(op, unused_with(op, [1, 0]), (X,)) for op in (np.take, np.ndarray.take)],
     *[(op, unused_with(op, 3), (X,)) for op in (np.hsplit,)],

@@ -1,13 +1,22 @@
-"""Derivative rules for numpy.linalg's decompositions: `eigh`/`eigvalsh`, `eig`/`eigvals` (real
-results), `svd` (and `svdvals`), `qr`, on stacks of matrices.
+"""Derivative rules for numpy.linalg's decompositions: `eigh`/`eigvalsh`, `eig`/`eigvals`, `svd`
+(and `svdvals`), `qr`, on stacks of matrices; `eigh`, `eig` and `svd` on complex matrices too.
 
 Where the derivative is not defined, the backward refuses with an error at the user's call
 (JAX gives inf or NaN there): eigenvectors or singular vectors at a repeated eigenvalue or
 singular value, the singular vectors beyond the k = min(m, n) that `full_matrices=True` adds
 (any basis of the complement), the same columns of `qr(mode='complete')`, `qr(mode='raw')`, and
-`eig` with complex eigenvalues (complex results are not differentiated yet). Eigenvalues and
-singular values alone are always differentiated: at a tie the result is right when the tied
-values' adjoints are equal (a symmetric function of them), as JAX's.
+`svd(hermitian=True)` of a complex matrix (`qr` of complex matrices is refused by the complex
+guard: cpsgrad/rules/complex_support.py). Eigenvalues and singular values alone are always differentiated: at a tie the result is right
+when the tied values' adjoints are equal (a symmetric function of them), as JAX's.
+
+Complex matrices (and `eig`'s complex eigenpairs of a real matrix) follow JAX's convention
+(docs/design.md, "Complex numbers"). A complex eigenvector or singular vector is defined only up
+to a phase, e^{i t} (for `svd`, the same phase on u's column and v's): LAPACK picks one, and a loss
+that changes with it has no derivative. Such a loss is refused, as PyTorch does (JAX returns the
+derivative of one gauge, silently): the backward checks that the loss's derivative along the
+phase, Im diag(v^H v_d) for `eigh`, Im diag(v^T v_d) for `eig`, Im diag(u^H u_d + v^H v_d) for
+`svd` (cpsgrad's adjoints are JAX's, d/dx - i d/dy), vanishes. |v|, v v^H, u v^H, the values are
+phase-free; v itself, v ** 2, v[0] are not.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
@@ -82,79 +91,122 @@ def _reciprocal_gaps(values, what: str, construct: str):
         return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, gaps))
 
 
+def adjointed(x):
+    """The matrices of a stack conjugate-transposed (transposed, for real ones)."""
+    return np.conj(transposed(x)) if np.iscomplexobj(x) else transposed(x)
+
+
+def _phase_free(projected, construct: str, vectors: str):
+    """Refuse unless the loss's derivative along each vector's phase, Im of `projected`'s diagonal
+    (v^H v_d or its like), vanishes: LAPACK chooses the phase, and a loss that changes with it has
+    no derivative."""
+    along = np.imag(np.diagonal(projected, axis1=-2, axis2=-1))
+    scale = max(1.0, float(np.max(np.abs(projected), initial=0.0)))
+    if np.any(np.abs(along) > np.finfo(along.dtype).eps ** 0.5 * scale):
+        refuse(
+            construct,
+            f"complex {vectors} are defined only up to a phase (e^(i t) on each, LAPACK's choice) and this "
+            "loss changes with it, so it has no derivative; differentiate a function the phase does not "
+            "change: np.abs of the vectors, products such as v @ v.conj().T, or the values",
+        )
+
+
+def _hermitian_read(g, lower: bool):
+    """`triangle_read` for a complex matrix read as the Hermitian matrix its lower (or upper)
+    triangle stands for; `g` is the conjugate of the adjoint (d/dx + i d/dy) of that matrix. Its
+    diagonal's imaginary part is not read. Returns the adjoint, in JAX's convention."""
+    both = g + adjointed(g)
+    eye = np.eye(np.shape(g)[-1], dtype=bool)
+    off = np.tril(both, -1) if lower else np.triu(both, 1)
+    return np.conj(off + np.where(eye, np.real(g), 0.0))
+
+
 def _eigh_backward(w_d, v_d, w, v, construct):
+    """The conjugate of the adjoint of the matrix (real matrices: the adjoint):
+    v (diag(w_d) + F * (v^H conj(v_d))) v^H."""
     inner = np.asarray(w_d)[..., None, :] * np.eye(w.shape[-1])
     if not is_zero(v_d):
-        inner = inner + _reciprocal_gaps(w, "eigenvectors", construct) * (transposed(v) @ v_d)
-    return v @ inner @ transposed(v)
+        projected = adjointed(v) @ np.conj(v_d)
+        if np.iscomplexobj(projected):
+            _phase_free(projected, construct, "eigenvectors")
+        gaps = _reciprocal_gaps(w, "eigenvectors", f"{construct} at a repeated eigenvalue")
+        inner = inner + gaps * projected
+    return v @ inner @ adjointed(v)
+
+
+def _eigh_read(g, a, v, UPLO):
+    lower = UPLO.upper() == "L"
+    return unbroadcast(_hermitian_read(g, lower) if np.iscomplexobj(v) else triangle_read(g, lower), a)
 
 
 def eigh_adjoint(y_d, y, a, UPLO):
-    """`eigh` backward: v (diag(w_d) + F * (v^T v_d)) v^T, F[i, j] = 1 / (w[j] - w[i]), on the
-    triangle numpy reads."""
+    """`eigh` backward: v (diag(w_d) + F * (v^H v_d)) v^H, F[i, j] = 1 / (w[j] - w[i]), on the
+    triangle numpy reads (conjugated for a complex matrix, JAX's convention)."""
     if is_zero(y_d):
         return 0.0
     w, v = y
-    w_d = given(item(y_d, 0), w)
-    g = _eigh_backward(w_d, item(y_d, 1), w, v, "np.linalg.eigh's eigenvectors at a repeated eigenvalue")
-    return unbroadcast(triangle_read(g, UPLO.upper() == "L"), a)
+    w_d = np.real(given(item(y_d, 0), w))
+    return _eigh_read(_eigh_backward(w_d, item(y_d, 1), w, v, "np.linalg.eigh's eigenvectors"), a, v, UPLO)
 
 
 def eigvalsh_adjoint(y_d, a, UPLO):
     if is_zero(y_d):
         return 0.0
     w, v = np.linalg.eigh(a, UPLO)
-    return unbroadcast(triangle_read(_eigh_backward(y_d, 0.0, w, v, ""), UPLO.upper() == "L"), a)
-
-
-def _real_eigenvalues(w, construct):
-    if np.iscomplexobj(w):
-        refuse(
-            construct,
-            "these eigenvalues are complex, and cpsgrad does not differentiate complex results "
-            "yet; for a symmetric matrix use np.linalg.eigh",
-        )
+    return _eigh_read(_eigh_backward(np.real(y_d), 0.0, w, v, ""), a, v, UPLO)
 
 
 def eig_adjoint(y_d, y, a):
-    """`eig` backward for real eigenvalues: with columns v of unit norm (numpy's),
-    v^-T (diag(w_d) + F * (v^T v_d - v^T v diag(v^T v_d))) v^T, F[i, j] = 1 / (w[j] - w[i])."""
+    """`eig` backward: with columns v of unit norm (numpy's), P = v^-1 da v, dw = diag(P),
+    dv = v (F * P) - v Re diag(v^H v (F * P)) (the norm kept, as JAX's), so
+    a_d = v^-T (diag(w_d) + F * (v^T v_d - v^T conj(v) diag(Re diag(v^T v_d)))) v^T,
+    F[i, j] = 1 / (w[j] - w[i]). Complex eigenvectors: the loss must not depend on their phases."""
     if is_zero(y_d):
         return 0.0
     w, v = y
-    _real_eigenvalues(w, "np.linalg.eig of a matrix with complex eigenvalues")
     inner = given(item(y_d, 0), w)[..., None, :] * np.eye(w.shape[-1])
     v_d = item(y_d, 1)
     if not is_zero(v_d):
-        gaps = _reciprocal_gaps(w, "eigenvectors", "np.linalg.eig's eigenvectors at a repeated eigenvalue")
         projected = transposed(v) @ v_d
-        diagonal = np.diagonal(projected, axis1=-2, axis2=-1)
-        inner = inner + gaps * (projected - (transposed(v) @ v) * diagonal[..., None, :])
+        if np.iscomplexobj(v):
+            _phase_free(projected, "np.linalg.eig's complex eigenvectors", "eigenvectors")
+        gaps = _reciprocal_gaps(w, "eigenvectors", "np.linalg.eig's eigenvectors at a repeated eigenvalue")
+        diagonal = np.real(np.diagonal(projected, axis1=-2, axis2=-1))
+        inner = inner + gaps * (projected - (transposed(v) @ np.conj(v)) * diagonal[..., None, :])
     return unbroadcast(np.linalg.solve(transposed(v), inner @ transposed(v)), a)
 
 
 def eigvals_adjoint(y_d, y, a):
     if is_zero(y_d):
         return 0.0
-    _real_eigenvalues(y, "np.linalg.eigvals of a matrix with complex eigenvalues")
     w, v = np.linalg.eig(a)
     inner = np.asarray(y_d)[..., None, :] * np.eye(w.shape[-1])
     return unbroadcast(np.linalg.solve(transposed(v), inner @ transposed(v)), a)
 
 
 def _svd_backward(u, s, vt, u_d, s_d, vt_d, name="np.linalg.svd"):
-    """Townsend's (2016) adjoint of a = u diag(s) vt (k = min(m, n) columns of u, rows of vt)."""
+    """Townsend's (2016) adjoint of a = u diag(s) vt (k = min(m, n) columns of u, rows of vt).
+    Complex: computed for the conjugates of the adjoints (d/dx + i d/dy; u_d becomes conj(u_d), vt_d's
+    v^T is already it), with ^H for ^T, plus i Im diag(u^H u_d) / s on the diagonal, and conjugated
+    back; the loss must not change with the phase of a pair of singular vectors."""
     m, n, k = u.shape[-2], vt.shape[-1], s.shape[-1]
-    v = transposed(vt)
-    inner = np.asarray(s_d)[..., None, :] * np.eye(k)
+    complex_ = np.iscomplexobj(u)
+    v = adjointed(vt)
+    inner = np.real(np.asarray(s_d))[..., None, :] * np.eye(k)
     if is_zero(u_d) and is_zero(vt_d):
-        return u @ inner @ vt
+        return np.conj(u @ inner @ vt) if complex_ else u @ inner @ vt
     construct = f"{name}'s singular vectors at a repeated singular value"
     gaps = _reciprocal_gaps(s * s, "singular vectors", construct)
-    u_d, v_d = given(u_d, u), transposed(given(vt_d, vt))
-    left, right = transposed(u) @ u_d, transposed(v) @ v_d
-    inner = inner + (gaps * (left - transposed(left))) * s[..., None, :]
-    inner = inner + s[..., :, None] * (gaps * (right - transposed(right)))
+    u_d, v_d = np.conj(given(u_d, u)), transposed(given(vt_d, vt))
+    left, right = adjointed(u) @ u_d, adjointed(v) @ v_d
+    if complex_:
+        _phase_free(left + right, f"{name}'s complex singular vectors", "singular vectors")
+    inner = inner + (gaps * (left - adjointed(left))) * s[..., None, :]
+    inner = inner + s[..., :, None] * (gaps * (right - adjointed(right)))
+    if complex_:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            phase = 1j * np.imag(np.diagonal(left, axis1=-2, axis2=-1)) / s
+        inner = inner + np.where(s == 0, 0.0, phase)[..., None, :] * np.eye(k)
     g = u @ inner @ vt
     if (m > k and not is_zero(u_d)) or (n > k and not is_zero(vt_d)):
         if np.any(s == 0):
@@ -163,13 +215,16 @@ def _svd_backward(u, s, vt, u_d, s_d, vt_d, name="np.linalg.svd"):
         if m > k:
             g = g + ((u_d - u @ left) / s[..., None, :]) @ vt
         if n > k:
-            g = g + u @ (transposed(v_d - v @ right) / s[..., :, None])
-    return g
+            g = g + u @ (adjointed(v_d - v @ right) / s[..., :, None])
+    return np.conj(g) if complex_ else g
 
 
 def svd_adjoint(y_d, y, a, compute_uv, hermitian, name="np.linalg.svd"):
     if is_zero(y_d):
         return 0.0
+    if hermitian and np.iscomplexobj(a):
+        refuse(f"{name}(hermitian=True) of a complex matrix",
+               "only real matrices are differentiated with hermitian=True; pass hermitian=False")
     matrix = symmetric_from(a, True) if hermitian else np.asarray(a)
     if not compute_uv:
         u, s, vt = np.linalg.svd(matrix, full_matrices=False, hermitian=hermitian)

@@ -13,7 +13,7 @@ from cpsgrad.rules.operators import array_sign
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import is_zero
-from cpsgrad.runtime.broadcasting import refuse_complex, unbroadcast
+from cpsgrad.runtime.broadcasting import unbroadcast
 
 _ndarray = np.ndarray
 
@@ -271,8 +271,9 @@ def _complex_norm_adjoint(adjoint, x, values, result, ord, axis, keepdims: bool,
     """The norms of `|x|` (every order but the singular-value ones): the real backward at |x|,
     of the real part of `adjoint` (the norm is real), times d|x| = conj(x) / |x| (0 at 0, as
     JAX's abs): JAX's convention, docs/design.md "Complex numbers"."""
-    if pair is not None and ord in ("nuc", 2, -2):
-        refuse_complex(values, f"np.linalg.norm(ord={ord!r}) of complex matrices")
+    if pair is not None and ord in ("nuc", 2, -2):  # sums of singular values: d s_i = Re(u_i^H da v_i)
+        upstream = _kept(np.real(adjoint), values.ndim, axis, keepdims)
+        return _spread(np.conj(_matrix_norm_slope(values, ord, pair)) * upstream, x)
     magnitude = np.abs(values)
     slope = norm_adjoint(np.real(adjoint), magnitude, result, ord, axis, keepdims)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -7,8 +7,9 @@ ufunc and its name (`registry._key`), so each read finds the rule. The reduction
 `np.sum`, `np.prod`, `np.max`/`np.min` (ties share equally) and `np.nanmax`/`np.nanmin`, with
 numpy's default `axis=0`; `x.outer` is the elementwise op of `a` over every element of `b`, with
 that op's conventions (a tie in `np.maximum.outer` gives half to each side). `where=` and
-`initial=` of reduce are masked_reductions.py's; `out=` is not taken, and `np.add.at` (in place)
-has no rule, so those calls are refused.
+`initial=` of reduce are masked_reductions.py's; `out=` is not taken (refused). `np.add.at`,
+`np.subtract.at` and `np.multiply.at` write in place: they are writes (transforms/ufunc_writes.py),
+not rules; the other ufuncs' `at` is refused there.
 """
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:

@@ -278,18 +278,37 @@ def lu_solve_adjoint(x_d, lu_and_piv, b, x, trans):
 
 
 def sqrtm_adjoint(y_d, y, A):
-    """x x = A: A's adjoint z solves x^T z + z x^T = y_d (the Sylvester operator's adjoint)."""
+    """x x = A: A's adjoint z solves x^T z + z x^T = y_d (the Sylvester operator's adjoint). The
+    principal root is holomorphic off the matrices with an eigenvalue on the negative real axis,
+    so JAX's convention takes the same transposes for a complex A. A real A may have simple
+    negative eigenvalues (and a complex root): a real perturbation keeps them real, on the cut's
+    one side. Refused on the cut, where the root jumps: a complex A with an eigenvalue there, a
+    real A with a repeated one (a real perturbation can split it into a complex pair)."""
     if is_zero(y_d):
         return 0.0
-    if np.iscomplexobj(y):
-        refuse("scipy.linalg.sqrtm with a complex result",
-               "cpsgrad does not differentiate complex results yet (the matrix has negative eigenvalues)")
+    _off_the_branch_cut(np.asarray(A))
     y_d = given(y_d, y)
-    g = np.empty(np.broadcast_shapes(np.shape(y), np.shape(y_d)))
+    g = np.empty(np.broadcast_shapes(np.shape(y), np.shape(y_d)), np.result_type(y, y_d, 1.0))
     for index in np.ndindex(g.shape[:-2]):
         root_t = y[index].T
         g[index] = scipy.linalg.solve_sylvester(root_t, root_t, y_d[index])
     return unbroadcast(g, A)
+
+
+def _off_the_branch_cut(A):
+    for index in np.ndindex(A.shape[:-2]):
+        w = np.linalg.eigvals(A[index])
+        tolerance = np.finfo(w.dtype).eps ** 0.5 * max(1.0, float(np.max(np.abs(w), initial=0.0)))
+        negative = w[(np.abs(w.imag) <= tolerance) & (w.real < -tolerance)]
+        if np.iscomplexobj(A):
+            repeated = negative.size > 0
+        else:
+            repeated = bool(np.any(np.abs(negative[:, None] - negative[None, :]) + np.eye(negative.size) <= tolerance))
+        if repeated:
+            what = "an eigenvalue" if np.iscomplexobj(A) else "a repeated eigenvalue"
+            refuse(f"scipy.linalg.sqrtm of a matrix with {what} on the negative real axis",
+                   "the principal square root jumps across that axis (its branch cut), so it has no derivative "
+                   "there; shift the matrix off it, or differentiate a function of a positive definite matrix")
 
 
 def expm_adjoint(y_d, A):

@@ -9,7 +9,8 @@ drains after each test:
 
 - ``passed``: cpsgrad's VJP agrees with finite differences;
 - ``refused``: cpsgrad raised one of `cpsgrad.errors` (a located refusal, which is sound);
-- ``refused-order``: the check asks only for forward mode (nothing of it runs here); the
+- ``refused-order``: the check asks only for forward mode (nothing of it runs here), or the
+  function differentiates through a gradient (cpsgrad's `HigherOrderError`: second order); the
   forward-mode and second-order parts of every check are counted in ``sub_refused``;
 - ``wrong``: a gradient that disagrees with finite differences (also after a more careful
   Richardson-extrapolated difference), or of the wrong structure, shape or dtype, or an
@@ -33,7 +34,7 @@ import types
 import numpy as np
 
 import cpsgrad
-from cpsgrad.errors import CpsgradError
+from cpsgrad.errors import CpsgradError, HigherOrderError
 
 RECORDS: list[dict] = []
 SUB_REFUSED: dict[str, int] = {}
@@ -276,6 +277,12 @@ def _positions(argnum) -> tuple[int, ...]:
     return (argnum,) if isinstance(argnum, int) else tuple(argnum)
 
 
+def _argnums(argnum):
+    """autograd's argnum as cpsgrad's argnums: an int stays one, a list or tuple is a tuple (autograd
+    returns a tuple of gradients for either)."""
+    return argnum if isinstance(argnum, int) else tuple(argnum)
+
+
 def vjp_check(fun, argnum, args, kwargs) -> None:
     """Autograd's check_vjp for cpsgrad: <v, J u> from cpsgrad against a central difference."""
     y = fun(*args, **kwargs)  # the function as the test wrote it: its own errors are the test's
@@ -289,6 +296,9 @@ def vjp_check(fun, argnum, args, kwargs) -> None:
     snapshot = copy.deepcopy(args)
     try:
         gradients = cpsgrad.grad(obj, argnums=shifted)(*lead, *args)
+    except HigherOrderError as error:  # the function calls a gradient: a second-order check
+        _record("refused-order", kind=type(error).__name__, message=str(error))
+        return
     except CpsgradError as error:
         _record("refused", **_error_class(error))
         return
@@ -383,7 +393,7 @@ def _run(operator, fun, argnum, args, kwargs):
         raise NeedsForwardOrHigherOrder("a derivative of a derivative (autograd.grad of a gradient)")
     try:
         if _plain_python(fun) and not kwargs:
-            return operator(fun, argnums=argnum)(*args)
+            return operator(fun, argnums=_argnums(argnum))(*args)
         # a builtin, or keywords: a generated wrapper calls it (cpsgrad differentiates positions)
         call = _keyword_call(len(args), tuple(kwargs))
         shifted = tuple(1 + len(kwargs) + p for p in _positions(argnum))
