@@ -39,6 +39,7 @@ from tests.corpus import (
     object_programs,
     scalar_programs,
     starred_programs,
+    tangent_style_programs,
     write_programs,
 )
 
@@ -55,6 +56,7 @@ CORPORA = {
     "exceptions": exception_programs,
     "generators": generator_programs,
     "objects": object_programs,
+    "tangent_style": tangent_style_programs,
 }
 # At least this many cases and jax transcriptions per corpus: a list cut short fails.
 LARGE_ENOUGH = {
@@ -70,6 +72,7 @@ LARGE_ENOUGH = {
     "exceptions": (24, 7),
     "generators": (15, 10),
     "objects": (9, 9),
+    "tangent_style": (60, 15),
 }
 MAX_SKIPPED_FRACTION = 0.5
 JAX_RTOL = 1e-9

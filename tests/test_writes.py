@@ -386,3 +386,88 @@ def test_a_parameter_passed_to_a_writing_callee_asks_the_caller_in_turn():
     np.testing.assert_array_equal(given, expected)  # the top-level argument changes as Python changes it
     assert value == pytest.approx(2.0 * (np.sum(x * x) + (x[0] * 1.5 + x[1]) ** 2 + x[1] ** 2 + x[2] ** 2))
     assert gradient == pytest.approx(2.0 * 2.0 * (x[0] * 1.5 + x[1]) * x[0])
+
+
+# -- several `x op= y` into what the caller gave: each in place, as Python runs them ---------------
+
+
+def updates_twice(x, y):
+    x += y
+    x *= y
+    return np.sum(x * x)
+
+
+def updates_in_a_loop(x, y):
+    for _ in range(3):
+        x *= y
+    return np.sum(np.sin(x))
+
+
+def updates_in_a_branch(x, y):
+    if y[0] > 0.0:
+        x += y
+    x *= 2.0
+    x -= y
+    return np.sum(x**2)
+
+
+def updates_around_a_write(x, y):
+    x += y
+    x[0] = y[1] * 3.0
+    x /= 2.0
+    return np.sum(np.sin(x) * y)
+
+
+def writes_a_product_of_its_elements(x, y):
+    """Tangent's corpus writes into its argument so (test_subscript2's form)."""
+    first = x[0]
+    x[0] = first * x[1] + y[2]
+    return np.sum(x)
+
+
+def writes_from_a_power_of_itself(x, y):
+    """test_subscript3's form: the argument written from a new array made of it, both read after."""
+    z = x**2.0
+    x[0] = z[1] * z[2]
+    return np.sum(x * z * y)
+
+
+@pytest.mark.parametrize("function", [updates_twice, updates_in_a_loop, updates_in_a_branch, updates_around_a_write,
+                                      writes_a_product_of_its_elements, writes_from_a_power_of_itself])
+def test_writes_and_augmented_assignments_into_an_argument_end_as_python_leaves_it(function):
+    """Each `x op= y` into the caller's array is in place (the second one once computed a new
+    array: the caller saw only the first); the gradient, of the argument as it was given."""
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -0.4])
+    given, expected = x.copy(), x.copy()
+    value, gradient = cpsgrad.value_and_grad(function, argnums=(0, 1))(given, y)
+    assert value == function(expected, y)
+    np.testing.assert_array_equal(given, expected)
+    check_grad(lambda x, y: function(x.copy(), y), x, y, argnums=(0, 1),
+               gradient=lambda x, y: cpsgrad.grad(function, argnums=(0, 1))(x.copy(), y))
+    np.testing.assert_array_equal(gradient[0], cpsgrad.grad(function, argnums=(0, 1))(x.copy(), y)[0])
+
+
+def extends_twice(xs, b):
+    xs += [b]
+    xs += [b * b]
+    return xs[0] * xs[-1] + xs[-2]
+
+
+def merges_into(d, b):
+    d |= {"y": b, "x": d["x"] * b}
+    return d["x"] * d["y"]
+
+
+def test_augmented_assignments_into_an_argument_list_or_dict_change_it_as_python_does():
+    """`xs += [v]` into the caller's list and `d |= m` into its dict are in place (they rebound
+    the name: the caller's list and dict stayed as they were)."""
+    xs, expected = [0.7, 2.0], [0.7, 2.0]
+    value, (xs_d, b_d) = cpsgrad.value_and_grad(extends_twice, argnums=(0, 1))(xs, 1.3)
+    assert value == extends_twice(expected, 1.3)
+    assert xs == expected == [0.7, 2.0, 1.3, 1.3 * 1.3]
+    assert xs_d == pytest.approx([1.3**2, 0.0]) and b_d == pytest.approx(0.7 * 2 * 1.3 + 1.0)
+    d, expected = {"x": 0.7}, {"x": 0.7}
+    value, (d_d, b_d) = cpsgrad.value_and_grad(merges_into, argnums=(0, 1))(d, 1.3)
+    assert value == merges_into(expected, 1.3)
+    assert d == expected == {"x": 0.7 * 1.3, "y": 1.3}
+    assert d_d == pytest.approx({"x": 1.3 * 1.3}) and b_d == pytest.approx(2 * 0.7 * 1.3)

@@ -318,10 +318,10 @@ class _Analysis(Sharing, Identities):
         self.mark(state, {self.same.find(output)}, (id(statement), "write", active), keep=output)
 
     def update(self, statement, name: str, before: dict, state: dict) -> None:
-        """`x = x op y` for `x op= y`: x's new array is its own; the names sharing its old one
-        are stale (Python changed them too)."""
-        old = self.reaching(name, before)
-        self.old[id(statement)] = old
+        """`x = x op y` for `x op= y`: x is still the array it was (numpy's `+=` writes into it), so it joins the
+        old definitions' class (a second update of the caller's array is in place too); names sharing it are stale."""
+        self.old[id(statement)] = old = self.reaching(name, before)
+        self.same.union((id(statement), name), *old)
         self.loose[(id(statement), name)] = self.common(self.loose, old, (id(statement), name))  # in place, maybe
         if self.marking:
             self.note_refreshable(statement, name, old, before, update=True)

@@ -56,8 +56,9 @@ class Sets:
             parent = self.parent[item] = self.find(parent)
         return parent
 
-    def union(self, a, b) -> None:
-        self.parent[self.find(a)] = self.find(b)
+    def union(self, a, *others) -> None:
+        for b in others:
+            self.parent[self.find(a)] = self.find(b)
 
 
 

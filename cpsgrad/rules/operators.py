@@ -212,10 +212,61 @@ def list_(xs):
 for _primitive in (
     int, bool, round, len, range, print, isinstance, str, repr, id, type, callable, hash, all, any,
     builtins.format, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
-    math.isclose, operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
-    operator.invert,
+    math.isclose,
 ):
     not_differentiable(_primitive)
+
+
+# ---- bit operators: constants on integers, booleans and sets; `|` of two dicts merges them; the
+# operator of anything else (a user class's `__or__`) is refused when its backward runs
+# (runtime/bitwise.py), never taken as a zero gradient ----------------------------------------
+
+
+@rule(operator.or_)
+def or_(x, y):
+    z = x | y
+    z_d = yield z
+    x_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, False, "|")
+    y_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, True, "|")
+
+
+@rule(operator.and_)
+def and_(x, y):
+    z = x & y
+    z_d = yield z
+    x_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, False, "&")
+    y_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, True, "&")
+
+
+@rule(operator.xor)
+def xor(x, y):
+    z = x ^ y
+    z_d = yield z
+    x_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, False, "^")
+    y_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, True, "^")
+
+
+@rule(operator.lshift)
+def lshift(x, y):
+    z = x << y
+    z_d = yield z
+    x_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, False, "<<")
+    y_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, True, "<<")
+
+
+@rule(operator.rshift)
+def rshift(x, y):
+    z = x >> y
+    z_d = yield z
+    x_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, False, ">>")
+    y_d += cpsgrad_runtime.bitwise_adjoint(z_d, x, y, True, ">>")
+
+
+@rule(operator.invert)
+def invert(x):
+    z = ~x
+    z_d = yield z
+    x_d += cpsgrad_runtime.inverted_adjoint(z_d, x)
 
 
 # ---- slopes at kinks and poles ----------------------------------------------------------------

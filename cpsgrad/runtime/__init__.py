@@ -18,6 +18,7 @@ same way. Each concern is a module of its own, and nothing here imports `cpsgrad
 - `containers`, `comprehensions`, `closures`: tuples, lists, dicts, records; the builtin
   higher-order functions; nested functions, lambdas and partials;
 - `writes`: `x[i] = v` (`written`) and its backward (save, restore, the adjoints);
+- `bitwise`: the backward of `|`, `&`, `^`, `<<`, `>>`, `~` (a dict merge, constants, or refused);
 - `checks`: unbound variables, in-place refusals, user rules' checked contributions;
 - `device`: the `DeviceArray` branches of the array helpers;
 - `dispatch`: the call sites of user functions (each picks and runs the callee's program).
@@ -45,6 +46,7 @@ from cpsgrad.runtime.adjoints import (
     unpacked,
 )
 from cpsgrad.runtime.attribute_changes import attribute_list
+from cpsgrad.runtime.bitwise import bitwise_adjoint, inverted_adjoint
 from cpsgrad.runtime.books import clear_loans, close_loans, open_loans
 from cpsgrad.runtime.broadcasting import reduced_product, refuse_complex_operands, unbroadcast
 from cpsgrad.runtime.checks import (
@@ -210,6 +212,8 @@ __all__ = [
     "accumulate",
     "accumulate_index",
     "accumulate_matmul_left",
+    "bitwise_adjoint",
+    "inverted_adjoint",
     "appended",
     "appended_adjoint",
     "array_divide",

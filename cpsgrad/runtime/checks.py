@@ -18,12 +18,12 @@ from cpsgrad.kernels.device_array import DeviceArray
 
 
 def refuse_in_place(value, where: str, rewrite: str, why: str) -> None:
-    """Augmented assignment (`c += b`) on an array changes it in place, and every name sharing the
-    array sees the change; where another name, a view or the caller shares it (`why`, from
+    """Augmented assignment (`c += b`) on an array, a list, a dict (`d |= m`) or a set changes it in
+    place, and every name sharing it sees the change; where another name, a view or the caller shares it (`why`, from
     transforms/aliasing.py), the derivative program cannot compute `c = c + b` instead, so it refuses."""
-    if isinstance(value, (np.ndarray, list)):
+    if isinstance(value, (np.ndarray, list, dict, set)):  # their in-place operators change the object
         location, construct = _located(where)
-        kind = "an array" if isinstance(value, np.ndarray) else "a list"
+        kind = "an array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
         raise UnsupportedError(
             location, f"{construct} ({kind})",
             f"augmented assignment changes {kind} in place, and {why}, which cpsgrad does not differentiate; "

@@ -104,11 +104,21 @@ def copied_into(target, value):
 
 
 def updated(target, value):
-    """`x op= y` into an array the caller shares, as numpy runs it: `x` changed in place to `value`
-    (`x op y`, cast as numpy's in-place operators cast: 'same_kind'), and `x` itself returned; a
-    number (or any value that is not an array) is rebound to `value` as Python rebinds it."""
-    if type(target) is _ndarray:
+    """`x op= y` into a value the caller shares, as Python runs it: an array changed in place to
+    `value` (`x op y`, cast as numpy's in-place operators cast: 'same_kind'); a list (`xs += ys`,
+    `xs *= n`), a dict (`d |= m`) or a set given `value`'s contents in place, as their in-place
+    operators do; `x` itself returned. A number (or any other value) is rebound to `value`, as
+    Python rebinds it."""
+    kind = type(target)
+    if kind is _ndarray:
         np.copyto(target, value, casting="same_kind")
+        return target
+    if kind is list:
+        target[:] = value
+        return target
+    if kind is dict or kind is set:
+        target.clear()
+        target.update(value)
         return target
     return value
 
@@ -117,8 +127,10 @@ def alias_after_update(alias, target, where: str = "", rewrite: str = ""):
     """`alias` again after `target op= value` (`target = updated(target, ...)`, transforms/aliasing.py),
     where `alias` shared `target`'s value before: Python changed an array in place, so the alias is
     the updated target itself (the same object: its gradient goes to the target after the update);
-    a number or a tuple was rebound, so the alias keeps its old value. A list (or another value that
-    changes in place) that the update rebound instead is refused: the alias would miss the change."""
+    a number or a tuple was rebound, so the alias keeps its old value. A list, dict or set is changed
+    in place by `updated` too (the alias is the target); another value that Python changes in place
+    (a subclass of list, a user class's `__iadd__`) that the update rebound is refused: the alias
+    would miss the change."""
     if alias is target or isinstance(alias, (int, float, complex, tuple, str, np.generic)):
         return alias
     location, construct = _located(where)
@@ -214,16 +226,26 @@ def alias_adjoint(adjoint, alias, target, to_target: bool):
 
 
 def overwritten_update(target):
-    """What `updated(target, ...)` is about to overwrite: all of an array; nothing of a number."""
-    if type(target) is _ndarray:
+    """What `updated(target, ...)` is about to overwrite: all of an array, a list, a dict or a
+    set (a shallow copy); nothing of a number."""
+    kind = type(target)
+    if kind is _ndarray or kind is list or kind is dict or kind is set:
         _note_written(target)
         return target.copy()
     return None
 
 
 def restore_update(target, saved) -> None:
-    if saved is not None:
+    if saved is None:
+        return
+    kind = type(target)
+    if kind is _ndarray:
         target[...] = saved
+    elif kind is list:
+        target[:] = saved
+    else:
+        target.clear()
+        target.update(saved)
 
 
 def update_adjoint(adjoint, target, value):

@@ -398,8 +398,10 @@ class _Builder:
         if self.chance(6):
             self.note("dict-read")
             return f"{name}[{self.choose(list(_KEYS[:2]))}]"
+        if (key := self.choose(list(_KEYS))) == '"c"' and self.chance(4):  # `d | m`: d's "a", m's "b" over d's (a merge's adjoints)
+            return self.note("dict-merge") or f'sum(({name} | {{"b": {self.float_leaf()}}}).values())'
         self.note("dict-get")
-        return f"{name}.get({self.choose(list(_KEYS))}, {self.choose(list(_CONSTANTS))})"
+        return f"{name}.get({key}, {self.choose(list(_CONSTANTS))})"
 
     def expression(self, depth: int) -> str:
         """A float expression at most `depth` operators deep."""

@@ -235,10 +235,15 @@ def tuple_of(values):
 
 
 def shared_list_extended(x):
+    """`values += [x]` extends the list in place, as Python does: `alias` sees it."""
     values = [x]
     alias = values
-    values += [x]
+    values += [x * x]
     return sum(alias)
+
+
+def jax_shared_list_extended(x):
+    return x + x * x
 
 
 def parameter_lists_concatenated(xs, ys):
@@ -261,10 +266,10 @@ CASES = [
     Case(list_methods_in_helper, (floats(-1.5, 1.5),), jax=jax_list_methods_in_helper),
     Case(dict_merges, (floats(-2.0, 2.0), floats(-2.0, 2.0)), argnums=(0, 1), jax=jax_dict_merges),
     Case(dicts_in_loop, (arrays(3), ints(0, 3))),
+    Case(shared_list_extended, (floats(-2.0, 2.0),), jax=jax_shared_list_extended),
 ]
 
 REFUSED = [
-    (shared_list_extended, (0.5,), r"container_programs.py:\d+:\d+: values \+= \[x\] \(a list\)"),
     (
         parameter_lists_concatenated,
         ([0.5, 1.0], [2.0]),
