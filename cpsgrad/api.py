@@ -30,7 +30,8 @@ from cpsgrad.runtime import objects as runtime_objects
 from cpsgrad.runtime.adapters import primitive_caller
 from cpsgrad.runtime.broadcasting import real_part
 from cpsgrad.runtime.writes import check_unshared
-from cpsgrad.transforms import kinds, pipeline, showing, source, starred
+from cpsgrad.transforms import pipeline, showing, source, starred
+from cpsgrad.transforms.analysis import kinds
 
 #: Deepest chain of continuation calls the Python tier allows (a loop iteration is one or more).
 max_depth = 1_000_000

@@ -1,5 +1,5 @@
 """Writes and `x op= y` through one name of an array that another name holds too (issue 15 item 1:
-`c = a; c += b` changes `a`, as numpy does). transforms/aliasing.py finds the names that are the
+`c = a; c += b` changes `a`, as numpy does). transforms/analysis/aliasing.py finds the names that are the
 written array itself on every path and binds them to it again after the write (`a = c`), or, where an
 `x op= y` may have rebound instead of changing in place, checks when it runs
 (`alias_after_update`, `alias_after_write`: the array itself followed, a number kept, anything else

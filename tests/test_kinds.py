@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cpsgrad
-from cpsgrad.transforms import kinds
+from cpsgrad.transforms.analysis import kinds
 from tests.cases import kinds_functions as cases
 
 

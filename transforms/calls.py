@@ -160,9 +160,9 @@ class Site:
     positional: int  # how many positional arguments the call passes
     keywords: tuple[str, ...]  # the names of its keyword arguments, in order
     active: tuple[int, ...]  # which arguments (positional, then keywords) are differentiable
-    kinds: tuple[str, ...]  # per argument, what the caller knows of it (transforms.kinds)
+    kinds: tuple[str, ...]  # per argument, what the caller knows of it (transforms.analysis.kinds)
     callee_active: bool = False  # the called value is differentiable (a closure over active values)
-    consumable: tuple[bool, ...] = ()  # per argument: the callee may write into it (transforms/aliasing.py)
+    consumable: tuple[bool, ...] = ()  # per argument: the callee may write into it (transforms/analysis/aliasing.py)
 
     @property
     def call(self) -> cst.Call:

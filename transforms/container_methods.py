@@ -12,7 +12,7 @@ cpsgrad/rules/container_methods.py and containers.py, give the old contents thei
     del d[k], del xs[i:j] ->  d = without_item(d, k)
 
 A change in place and a new value bound to the name cannot be told apart where nothing else can
-see the container, so these apply under transforms/lists.py's rule: a local, not a parameter,
+see the container, so these apply under transforms/analysis/lists.py's rule: a local, not a parameter,
 every assignment of which builds a new dict (a display, a comprehension, `dict(...)`) or list,
 that no other name, container or function sees before a change (a view `d.keys()`, `d.values()`,
 `d.items()` kept in a name counts; iterating one in a `for` whose body changes the dict does
@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cpsgrad.transforms import attributes, lists, starred, syntax, walk, writes
+from cpsgrad.transforms import attributes, starred, syntax, walk, writes
+from cpsgrad.transforms.analysis import lists
 
 DICT_METHODS = {"update": (0, 1), "setdefault": (1, 2), "pop": (1, 2), "clear": (0, 0)}  # (least, most) positional
 _DICT_BUILDERS = (dict,)

@@ -1,4 +1,4 @@
-"""Normalize's forms of the list methods that change a list the function owns (transforms/lists.py
+"""Normalize's forms of the list methods that change a list the function owns (transforms/analysis/lists.py
 decides which lists: built in the function, seen by no other name while they change), each a new
 value bound to the same name, as `append` and `pop` are:
 
@@ -37,7 +37,7 @@ def is_list_change(value: cst.BaseExpression) -> bool:
 
 
 def changes_owned_list(normalizer, node: cst.Call) -> bool:
-    """Whether `node` is `xs.append(v)`, `xs.pop()`, ... of a list transforms/lists.py lets change."""
+    """Whether `node` is `xs.append(v)`, `xs.pop()`, ... of a list transforms/analysis/lists.py lets change."""
     callee = node.func
     return (
         isinstance(callee, cst.Attribute)
@@ -67,7 +67,7 @@ def _runtime(name: str) -> cst.Attribute:
 def list_mutation(normalizer, items: cst.Name, method: str, node: cst.Call, out: list) -> cst.BaseExpression:
     """`xs.append(v)` -> `xs = cpsgrad_runtime.appended(xs, v)` (the call's value: None);
     `xs.pop(i)` -> `t = xs[i]; xs = cpsgrad_runtime.removed(xs, i)` (the value: t), for a
-    list nothing else refers to (transforms/lists.py)."""
+    list nothing else refers to (transforms/analysis/lists.py)."""
     if method not in ("append", "pop"):  # extend, insert, remove, sort, reverse
         return list_method(normalizer, items, method, node, out)
     arguments = [normalizer.atom(a.value, out) for a in node.args]

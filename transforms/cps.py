@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from cpsgrad.transforms import attributes, naming, regions, syntax, writes
-from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.analysis.activity import assignments
 from cpsgrad.transforms.containers import is_list_change
 from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, Jump, Raise, Return
 from cpsgrad.transforms.naming import Namer

@@ -110,7 +110,7 @@ class Fence(cst.CSTVisitor):
         elif isinstance(target, cst.Subscript):
             if loop:
                 self.reject(target, "loop target that writes into an element", "loop over a name and assign in the body")
-            # x[key] = v: a write in place (transforms/writes.py, checked by transforms/aliasing.py)
+            # x[key] = v: a write in place (transforms/writes.py, checked by transforms/analysis/aliasing.py)
         elif isinstance(target, cst.Attribute):  # obj.attr = v: transforms/attributes.py
             if loop:
                 self.reject(target, "loop target that is an attribute", "loop over a name and assign in the body")

@@ -1,4 +1,4 @@
-"""Which names are a written array itself, so they can follow the write (transforms/aliasing.py).
+"""Which names are a written array itself, so they can follow the write (transforms/analysis/aliasing.py).
 
 Python's `c = a; c[0] = v` changes the array `a` holds too, and `c = a; c += b` does where `c`'s value
 is an array. The derivative program gives the written name a new version at the write; another name

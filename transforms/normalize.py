@@ -28,13 +28,13 @@ from cpsgrad.transforms import (
     evaluation_order,
     exceptions,
     generators,
-    lists,
     naming,
     sets,
     starred,
     syntax,
     writes,
 )
+from cpsgrad.transforms.analysis import lists
 from cpsgrad.transforms.bindings import assigned_in as _assigned_in
 from cpsgrad.transforms.bindings import assigned_names as _assigned_names
 from cpsgrad.transforms.bindings import binds as _binds
@@ -560,7 +560,7 @@ class _Normalizer:
 
     def call(self, node: cst.Call, out: list) -> cst.BaseExpression:
         callee = node.func
-        if containers.changes_owned_list(self, node):  # xs.append(v), ... (transforms/lists.py's rule)
+        if containers.changes_owned_list(self, node):  # xs.append(v), ... (transforms/analysis/lists.py's rule)
             return containers.list_mutation(self, callee.value, callee.attr.value, node, out)
         rewritten = comprehensions.higher_order_call(self, node, out) or containers.dict_call(self, node, out)
         rewritten = rewritten or container_methods.method_call(self, node, out)  # d.update(m), d.pop(k), ...

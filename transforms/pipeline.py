@@ -18,14 +18,10 @@ from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import dispatch
 from cpsgrad.runtime.closures import DEFINITIONS
 from cpsgrad.transforms import (
-    activity,
-    aliasing,
-    callee_writes,
     calls,
     cps,
     emit,
     fence,
-    kinds,
     naming,
     normalize,
     persisted,
@@ -35,6 +31,7 @@ from cpsgrad.transforms import (
     syntax,
 )
 from cpsgrad.transforms.adjoint import Generator
+from cpsgrad.transforms.analysis import activity, aliasing, callee_writes, kinds
 from cpsgrad.transforms.resolve import Resolver, binding_guard
 
 STAGES = ("normalize", "cps", "final")
@@ -49,13 +46,13 @@ class Transformed:
     function: types.FunctionType
     parameters: list[str]
     differentiated: tuple[str, ...]
-    kinds: tuple[str, ...]  # per parameter, what the program was specialised for (transforms.kinds)
+    kinds: tuple[str, ...]  # per parameter, what the program was specialised for (transforms.analysis.kinds)
     stages: dict[str, str]
     program: types.FunctionType  # f__cps(*parameters, k) -> (value, *adjoints of differentiated)
     code: types.CodeType
     table_version: int
     sites: list[calls.Site]  # its calls of user functions
-    assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.kinds)
+    assumed: tuple[str, ...] = ()  # module globals taken for numbers (transforms.analysis.kinds)
     definitions: dict = field(default_factory=dict)  # its nested defs and lambdas (wrapper parameter -> Definition)
     borrowers: tuple[str, ...] = ()  # parameters whose adjoint starts from what a caller lent (runtime.loans.borrow)
     guard: Callable[[], bool] | None = (
@@ -144,7 +141,7 @@ def transform(
     function, argnums: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None, every_parameter: bool = False
 ) -> Transformed:
     """The derivative program of `function` w.r.t. its positional arguments `argnums`,
-    specialised for arguments of `argument_kinds` (one per parameter, `transforms.kinds`; None:
+    specialised for arguments of `argument_kinds` (one per parameter, `transforms.analysis.kinds`; None:
     anything). Cached per function object, its code object, the kinds and the rule table's version.
     With `every_parameter`, `argnums` may name keyword-only parameters too (calls from programs)."""
     function = source.unwrap(function)
@@ -195,7 +192,7 @@ class _Front:
     differentiated: tuple[str, ...]
     resolver: Resolver
     program: cps.Program
-    numbers: set[str]  # variables that always hold a Python number (transforms.kinds)
+    numbers: set[str]  # variables that always hold a Python number (transforms.analysis.kinds)
     sites: list[calls.Site]  # the calls of user functions
 
 

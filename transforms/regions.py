@@ -35,7 +35,7 @@ import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax, walk
-from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.analysis.activity import assignments
 
 if TYPE_CHECKING:
     from cpsgrad.transforms.cps import _Context, _Converter, _Liveness

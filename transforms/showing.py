@@ -7,7 +7,8 @@ import linecache
 import types
 
 from cpsgrad.errors import CpsgradError
-from cpsgrad.transforms import calls, cps, kinds, source, static_callees, syntax
+from cpsgrad.transforms import calls, cps, source, syntax
+from cpsgrad.transforms.analysis import kinds, static_callees
 from cpsgrad.transforms.pipeline import _front, default_kinds, transform
 
 

@@ -8,7 +8,7 @@ The write changes the array in place, exactly as the original does: every name a
 it sees the change. Assigning the result back to `x` makes the write a definition of `x` for the
 passes after normalize (a new version, with the adjoint after the write its own), and the adjoint
 pass gives it its backward (a `Write` record: save what is overwritten, restore it, hand the
-written value the target's adjoint). transforms/aliasing.py then refuses the programs where some
+written value the target's adjoint). transforms/analysis/aliasing.py then refuses the programs where some
 other name would read the changed array behind the gradient's back.
 """
 
@@ -215,7 +215,7 @@ def rewrite_updates(normalized, updates: set[int], aliases: dict[int, dict] | No
 
 def rebind_after_writes(normalized, names: dict[int, dict[str, str]]) -> bool:
     """After each write `x = written(x, key, v)` in `names` (by id), for each of its names `a`: `a = x`
-    where a is x's very array on every path ("copy", transforms/aliasing.py), so its later reads take
+    where a is x's very array on every path ("copy", transforms/analysis/aliasing.py), so its later reads take
     the write's gradient (Python's `c = a; c[0] = v; a` reads the changed array), or
     `a = cpsgrad_runtime.alias_after_write(a, x, where)` where an `x op= y` between may have rebound
     instead ("checked": x itself if a is x, a number kept, anything else refused). Whether it changed."""

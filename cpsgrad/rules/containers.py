@@ -126,7 +126,7 @@ def dict_of(source):
     source_d += cpsgrad_runtime.dict_of_adjoint(source, y_d)
 
 
-# ---- a name sharing a value that `x op= y` updated (transforms/aliasing.py) --------------------
+# ---- a name sharing a value that `x op= y` updated (transforms/analysis/aliasing.py) --------------------
 
 
 @rule(cpsgrad_runtime.alias_after_update)

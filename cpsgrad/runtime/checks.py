@@ -20,7 +20,7 @@ from cpsgrad.kernels.device_array import DeviceArray
 def refuse_in_place(value, where: str, rewrite: str, why: str) -> None:
     """Augmented assignment (`c += b`) on an array, a list, a dict (`d |= m`) or a set changes it in
     place, and every name sharing it sees the change; where another name, a view or the caller shares it (`why`, from
-    transforms/aliasing.py), the derivative program cannot compute `c = c + b` instead, so it refuses."""
+    transforms/analysis/aliasing.py), the derivative program cannot compute `c = c + b` instead, so it refuses."""
     if isinstance(value, (np.ndarray, list, dict, set)):  # their in-place operators change the object
         location, construct = _located(where)
         kind = "an array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"

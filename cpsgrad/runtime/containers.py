@@ -115,7 +115,7 @@ def _field_adjoint(kind: type, adjoint, name: str):
 
 def appended(items: list, value) -> list:
     """`items.append(value)` as a new list (normalize's form of an append to a list that nothing
-    else refers to: see transforms/lists.py); the derivative program appends in place instead
+    else refers to: see transforms/analysis/lists.py); the derivative program appends in place instead
     (runtime/list_changes.py)."""
     return [*items, value]
 

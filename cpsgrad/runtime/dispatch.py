@@ -176,7 +176,7 @@ class CallSite:
 
     def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...], callee_active: bool = False, consumable: tuple[bool, ...] = ()):
         self.label = label  # the callee as the call names it, for messages
-        self.consumable = consumable  # per argument: whether the callee may write into it (transforms/aliasing.py)
+        self.consumable = consumable  # per argument: whether the callee may write into it (transforms/analysis/aliasing.py)
         self.location = location
         self.active = active  # which arguments (positional, then keywords) are differentiable
         self.keywords = keywords

@@ -1,4 +1,4 @@
-"""The kinds of argument values a derivative program is specialised for (transforms/kinds.py).
+"""The kinds of argument values a derivative program is specialised for (transforms/analysis/kinds.py).
 
 `NUMBER` for a Python float, int or bool, `NUMBERS` for a short tuple or list of them, `ANY` for
 anything else (an array, a numpy scalar, an object). `of` is called on every call of a gradient

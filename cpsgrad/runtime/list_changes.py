@@ -1,7 +1,7 @@
 """`xs.append(v)` and `xs.pop(i)` on a list the function owns, in place, at Python's cost.
 
 Normalize writes them `xs = cpsgrad_runtime.appended(xs, v)` and `t = xs[i]; xs =
-cpsgrad_runtime.removed(xs, i)` (transforms/containers.py; transforms/lists.py decides which
+cpsgrad_runtime.removed(xs, i)` (transforms/containers.py; transforms/analysis/lists.py decides which
 lists qualify). The adjoint pass gives each such statement a `ListChange` record
 (transforms/adjoint/list_changes.py), whose forward changes the list itself, as Python does, and
 whose backward undoes the change after every later statement's backward has run (so the backward

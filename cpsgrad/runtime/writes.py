@@ -2,7 +2,7 @@
 
 Normalize turns `x[i, 1:3] = v` into `x = cpsgrad_runtime.written(x, (i, slice(1, 3, None)), v)`:
 the same object, changed in place, so every name and view sharing it sees the change as in
-Python (transforms/writes.py; transforms/aliasing.py refuses the programs where a name or view
+Python (transforms/writes.py; transforms/analysis/aliasing.py refuses the programs where a name or view
 read later would see it behind the gradient's back). The derivative program saves only what the
 write overwrites (`overwritten`) and puts it back in the backward pass (`restore`), after
 everything that ran later has had its backward: the backward of what ran before then reads the
@@ -124,7 +124,7 @@ def updated(target, value):
 
 
 def alias_after_update(alias, target, where: str = "", rewrite: str = ""):
-    """`alias` again after `target op= value` (`target = updated(target, ...)`, transforms/aliasing.py),
+    """`alias` again after `target op= value` (`target = updated(target, ...)`, transforms/analysis/aliasing.py),
     where `alias` shared `target`'s value before: Python changed an array in place, so the alias is
     the updated target itself (the same object: its gradient goes to the target after the update);
     a number or a tuple was rebound, so the alias keeps its old value. A list, dict or set is changed
@@ -143,7 +143,7 @@ def alias_after_update(alias, target, where: str = "", rewrite: str = ""):
 
 
 def alias_after_write(alias, target, where: str = ""):
-    """`alias` again after a write into `target` (transforms/aliasing.py), where an `x op= y` before it
+    """`alias` again after a write into `target` (transforms/analysis/aliasing.py), where an `x op= y` before it
     may have rebound `target` instead of changing it in place: the target itself where `alias` is it
     (Python's alias sees the write), a number kept; anything else (an array or list the alias may
     share memory with) is refused."""
@@ -360,7 +360,7 @@ def _kept(shape: tuple, key) -> np.ndarray:
 def consent(site, found, made) -> None:
     """A callee that writes into its parameters' arrays (`made.written`), called at `site` with
     the binding `found` (runtime/dispatch.py): each such parameter must receive an argument of the
-    call that the caller lets it write into (transforms/aliasing.py: the caller's own array, which
+    call that the caller lets it write into (transforms/analysis/aliasing.py: the caller's own array, which
     nothing reads differentiably after the call); a captured value, a bound instance, a partial's
     argument or a default is never written into."""
     for position in made.written:

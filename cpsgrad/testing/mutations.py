@@ -11,7 +11,7 @@ first (the next pass reads what the call wrote: refused), the buffer stored in a
 back through it after a write (refused) or only before it. Buffers are vectors like any other
 afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
 and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
-(transforms/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
+(transforms/analysis/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
 into the vector argument itself (refused the same way).
 """
 
@@ -187,7 +187,7 @@ def _buffer(builder, indent: str) -> list[str]:
 
 def refused_write(constructs, error) -> bool:
     """Whether `error` is cpsgrad's refusal of a write that another name, or the caller, would see
-    (transforms/aliasing.py, runtime/writes.py), in a program that writes; or of a call for its
+    (transforms/analysis/aliasing.py, runtime/writes.py), in a program that writes; or of a call for its
     effect given a value the function reads again (transforms/effects.py)."""
     if "effect" in constructs and "for its effect" in error.construct and " again" in error.advice:
         return True

@@ -109,7 +109,7 @@ class Forward:
         )
 
     def guard_in_place(self, statement, variable: str, value: cst.BaseExpression, pad: str, lines: list[str]) -> None:
-        """`c += b` is `c = c + b` here: where an array `c` is shared (transforms/aliasing.py: another
+        """`c += b` is `c = c + b` here: where an array `c` is shared (transforms/analysis/aliasing.py: another
         name reads it later, or it is the caller's), a check refuses it at run time instead of
         computing something else."""
         why = self.normalized.in_place.get(id(statement))

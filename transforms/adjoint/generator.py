@@ -10,7 +10,6 @@ import libcst as cst
 from cpsgrad import runtime
 from cpsgrad.runtime import spread_sites
 from cpsgrad.transforms import calls, cps, naming, syntax
-from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.adjoint.accumulation import Accumulation
 from cpsgrad.transforms.adjoint.backward import Backward
 from cpsgrad.transforms.adjoint.forward import Forward
@@ -23,6 +22,7 @@ from cpsgrad.transforms.adjoint.records import Record
 from cpsgrad.transforms.adjoint.rule_inlining import RuleInlining
 from cpsgrad.transforms.adjoint.tails import Tails
 from cpsgrad.transforms.adjoint.user_calls import UserCalls
+from cpsgrad.transforms.analysis.activity import assignments
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Return
 from cpsgrad.transforms.resolve import Resolver
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.transforms import syntax
-from cpsgrad.transforms.activity import assignments
 from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint.frames import Frame
 from cpsgrad.transforms.adjoint.output import target_list
+from cpsgrad.transforms.analysis.activity import assignments
 
 
 class InactiveIf:

@@ -1,5 +1,5 @@
 """What a value may share with the values it was made from: the relations the aliasing
-analysis (transforms/aliasing.py) keeps between definitions.
+analysis (transforms/analysis/aliasing.py) keeps between definitions.
 
 `same`: definitions that may be the same array or overlap in memory (a name copy, a subscript,
 an attribute, a view function or method, a call cpsgrad cannot see into: its result may be an

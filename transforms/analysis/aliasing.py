@@ -36,12 +36,12 @@ import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax, writes
-from cpsgrad.transforms.activity import is_active_value
-from cpsgrad.transforms.callee_analysis import analysed, assignments
+from cpsgrad.transforms.analysis.activity import is_active_value
+from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
+from cpsgrad.transforms.analysis.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
 from cpsgrad.transforms.identities import Identities, identity_source
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
-from cpsgrad.transforms.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
 
 _PARAMETER = "parameter"
 _CLEAN = frozenset()  # a definition no write has made stale

@@ -1,4 +1,4 @@
-"""What the aliasing analysis (transforms/aliasing.py) needs of the functions a call reaches, and
+"""What the aliasing analysis (transforms/analysis/aliasing.py) needs of the functions a call reaches, and
 of the core assignments of any normalized function: a user function read, normalized and analysed
 at its caller's transform (`analysed`, cached per code object), and `assignments`."""
 

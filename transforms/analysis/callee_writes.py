@@ -1,7 +1,7 @@
 """Which parameters a user function writes into, as its caller's transform sees it.
 
 A function that passes its own parameter `p` to a user function `g` writing into it writes into
-`p` too: its caller is asked in turn (transforms/aliasing.py, `consent`). To know whether `g`
+`p` too: its caller is asked in turn (transforms/analysis/aliasing.py, `consent`). To know whether `g`
 writes into the parameter the argument is bound to, `g` is read, normalized and analysed here
 as the pipeline's front does (every parameter taken for differentiable, no number kinds: the
 widest set of writes), cached per code object. Anything that cannot be read, normalized or
@@ -16,8 +16,9 @@ import types
 
 import libcst as cst
 
-from cpsgrad.transforms import activity, aliasing, calls
-from cpsgrad.transforms.callee_analysis import analysed
+from cpsgrad.transforms import calls
+from cpsgrad.transforms.analysis import activity, aliasing
+from cpsgrad.transforms.analysis.callee_analysis import analysed
 
 _WRITTEN: dict = {}  # code object -> frozenset of the parameter names it may write into, or None
 _UNPLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR  # bound otherwise: not known

@@ -8,7 +8,8 @@ import types
 
 from cpsgrad.errors import CpsgradError
 from cpsgrad.runtime import dispatch
-from cpsgrad.transforms import calls, kinds
+from cpsgrad.transforms import calls
+from cpsgrad.transforms.analysis import kinds
 
 
 def callee_of(site: calls.Site) -> tuple[types.FunctionType, tuple[int, ...], tuple[str, ...]] | None:

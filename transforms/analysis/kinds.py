@@ -20,7 +20,7 @@ import libcst as cst
 from cpsgrad import runtime
 from cpsgrad.runtime.kinds import ANY, MAX_CHECKED_LENGTH, NUMBER, NUMBER_TYPES, NUMBERS, of  # noqa: F401  (re-exported)
 from cpsgrad.transforms import syntax, walk
-from cpsgrad.transforms.activity import assignments
+from cpsgrad.transforms.analysis.activity import assignments
 from cpsgrad.transforms.resolve import Resolver
 
 _MATH_FUNCTIONS = frozenset(id(v) for v in vars(math).values() if callable(v))
