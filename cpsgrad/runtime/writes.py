@@ -177,7 +177,7 @@ def _shares(view, base) -> bool:
 
 
 def view_after_write(view, base, key, where: str = ""):
-    """`r = x[key]` again after a write into x (transforms/identities.py): where r is that view of x,
+    """`r = x[key]` again after a write into x (transforms/analysis/identities.py): where r is that view of x,
     x[key] (a new view of the same memory, its gradient x's after the write); where r shares no
     memory with x (a numpy scalar, a list's slice: copies), r itself; anything between is refused."""
     if _same_view(view, base, key):
@@ -201,7 +201,7 @@ def view_adjoint(adjoint, view, base, key, result, to_base: bool):
 
 
 def checked_view(view, base, key, where: str = ""):
-    """What `base[key] = ...` writes after a write into `view` (transforms/identities.py: Python's base
+    """What `base[key] = ...` writes after a write into `view` (transforms/analysis/identities.py: Python's base
     sees a write into its view): `view` where it is exactly `base[key]`; `base[key]` itself (the write
     then changes nothing) where they share no memory (a copy, or `x op= y` rebound a number); anything
     between is refused."""

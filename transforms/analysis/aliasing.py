@@ -21,7 +21,7 @@ wrong. So the analysis, on the normalized function:
 3. a second pass marks, at each write, every definition of its class reaching that point as
    *stale*. A write into a class holding a parameter, a global or a free variable (the caller's
    array: the caller would see the change) is refused; a stale name that is the written array
-   itself is bound to it again after the write (transforms/identities.py, then a new analysis);
+   itself is bound to it again after the write (transforms/analysis/identities.py, then a new analysis);
    a differentiable read of any other stale name is refused, naming the write and the read.
 
 An augmented assignment `x += y` on an array is computed as `x = x + y` (a new array) where no other
@@ -38,8 +38,8 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.transforms import syntax, writes
 from cpsgrad.transforms.analysis.activity import is_active_value
 from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
+from cpsgrad.transforms.analysis.identities import Identities, identity_source
 from cpsgrad.transforms.analysis.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
-from cpsgrad.transforms.identities import Identities, identity_source
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 
