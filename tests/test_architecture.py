@@ -15,11 +15,14 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = {"cpsgrad": ROOT / "cpsgrad", "cpsgrad.transforms": ROOT / "transforms", "cpsgrad.kernels": ROOT / "kernels"}
 MAX_LINES = 500
-# Files over MAX_LINES today, each at most as long as it is: the list may only shrink (issue 14
-# split the adjoint pass (transforms/adjoint/); normalize is next; the test tooling's generators and
-# checkers are in cpsgrad/testing/, outside the limit's scope in spirit but listed to be seen).
+# Files over MAX_LINES, each at most as long as it is: the list may only shrink. Issue 14 split the
+# adjoint pass (transforms/adjoint/), normalize (transforms/normalize/), pipeline (showing.py) and
+# the gradient checker and the fuzzer (cpsgrad/testing/); what is left is exempt with its reason.
 OVERSIZED = {
-    "cpsgrad/testing/programs.py": 1934,  # mutation=True hooks; its features go in new modules (mutations.py)
+    # the program generator: _Builder (1,300 lines) draws every statement and expression kind
+    # over one shared state (names in scope, helpers, switches); its features move into modules
+    # beside it (forms.py, mutations.py, ...), another helper edits it this session; to split next
+    "cpsgrad/testing/programs.py": 1934,
 }
 
 
@@ -155,6 +158,12 @@ def test_source_files_stay_readable(directory):
         if lines > OVERSIZED.get(relative, MAX_LINES):
             too_long[relative] = lines
     assert too_long == {}
+
+
+def test_the_oversized_list_only_names_files_still_oversized():
+    """An entry for a file split below MAX_LINES (or gone) would let it grow back unnoticed."""
+    lines = {relative: len((ROOT / relative).read_text().splitlines()) for relative in OVERSIZED if (ROOT / relative).exists()}
+    assert {relative: lines.get(relative) for relative in OVERSIZED if lines.get(relative, 0) <= MAX_LINES} == {}
 
 
 def test_every_package_is_in_the_wheel():
