@@ -32,8 +32,6 @@ import numpy as np
 import cpsgrad
 from cpsgrad.testing.describing import _describe_call, _describe_value, _name, _parameter_names
 from cpsgrad.testing.finite_differences import (
-    MIN_STEP_SCALE,
-    RELATIVE_STEP,
     _analytic_at,
     _Coordinate,
     _coordinates,
@@ -50,18 +48,6 @@ from cpsgrad.testing.tracing import (
     _real,
     _run_traced,
 )
-
-__all__ = [
-    "DEFAULT_ATOL",
-    "DEFAULT_MAX_ELEMENTS",
-    "DEFAULT_RTOL",
-    "FLOAT32_ATOL",
-    "FLOAT32_RTOL",
-    "MIN_STEP_SCALE",
-    "RELATIVE_STEP",
-    "GradCheck",
-    "check_grad",
-]
 
 DEFAULT_RTOL = 1e-5
 """Relative tolerance of `check_grad`: |analytic - numeric| <= atol + rtol * |numeric|."""
