@@ -86,7 +86,6 @@ class GradCheck:
     numeric: tuple[Any, ...] = ()
 
 
-
 def check_grad(
     f: Callable[..., Any],
     *args: Any,
@@ -262,7 +261,6 @@ def _in_double_precision(
     return double, value, double_executed
 
 
-
 # --- the analytic gradient -------------------------------------------------------------------
 
 
@@ -384,5 +382,3 @@ def _same(a: Any, b: Any) -> bool:
         and isinstance(b, numbers.Real)
         and (math.isnan(a) and math.isnan(b))
     )
-
-

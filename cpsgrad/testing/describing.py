@@ -47,5 +47,3 @@ def _describe_call(f: Callable[..., Any], args: tuple[Any, ...], argnums: Any) -
     names = _parameter_names(f, len(args))
     shown = ", ".join(f"{n}={_show_argument(a)}" for n, a in zip(names, args, strict=True))
     return f"{_name(f)}({shown}) with argnums={argnums!r}"
-
-

@@ -38,7 +38,6 @@ class _Skip(Exception):
     """Finite differences cannot be trusted at this input; the message says why."""
 
 
-
 @dataclass(frozen=True)
 class _Coordinate:
     """One scalar argument, or one element of an array argument, to perturb."""
@@ -199,5 +198,3 @@ def _power_of_two_below(step: float) -> float:
     if not (step > 0 and math.isfinite(step)):
         raise ValueError(f"check_grad: step must be positive and finite, not {step!r}")
     return math.ldexp(1.0, math.frexp(step)[1] - 1)
-
-

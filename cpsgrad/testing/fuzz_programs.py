@@ -50,7 +50,6 @@ _UNSAFE_BUILTINS = ("open", "input", "breakpoint", "help", "exit", "quit", "exec
 _SAFE_BUILTINS = {k: v for k, v in vars(builtins).items() if k not in _UNSAFE_BUILTINS}
 
 
-
 class FuzzProgram(Program):
     """A drawn module (HEADER, then `f`) with the arguments to call `f` with."""
 
@@ -68,5 +67,3 @@ class FuzzProgram(Program):
     def path(self) -> str:
         self.function  # noqa: B018  (imports the module)
         return self._path
-
-

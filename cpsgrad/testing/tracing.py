@@ -90,7 +90,6 @@ def _line_of(code: CodeType, offset: int) -> str:
     return f"{code.co_filename}:{line} ({code.co_name})"
 
 
-
 def _real(f: Callable[..., Any], value: Any) -> Any:
     """f's value as a real scalar (a 0-d array as its element); TypeError for anything else."""
     if isinstance(value, np.ndarray):
@@ -105,4 +104,3 @@ def _real(f: Callable[..., Any], value: Any) -> Any:
             f"check_grad: {_name(f)} returns {type(value).__name__}; it must return a real number"
         )
     return value
-
