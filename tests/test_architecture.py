@@ -4,6 +4,8 @@ An import cycle (at module level or in a function's lazy import) means two modul
 concern split in the wrong place; the modules that generated code calls (`cpsgrad/runtime/`)
 must not import the code that writes programs (`transforms/`) nor the rules (`cpsgrad/rules/`).
 Imports under `if TYPE_CHECKING:` run only for type checkers and do not count.
+Every import of a cpsgrad module, lazy ones included, must name a module or a name it binds: a
+moved module leaves no import behind (the moves of issue 14 rewrote every import).
 """
 
 import ast
@@ -147,6 +149,68 @@ def test_the_import_check_sees_an_import_of_the_rules():
     modules = _modules()
     graph = _imports(modules)
     assert "cpsgrad.rules.registry" in graph["cpsgrad.rules.numpy.ufuncs"]
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level (in `if`/`try` blocks too)."""
+    names: set[str] = set()
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            pending.extend(node.body)
+            pending.extend(getattr(node, "orelse", []))
+            pending.extend(getattr(node, "finalbody", []))
+            pending.extend(statement for handler in getattr(node, "handlers", []) for statement in handler.body)
+    return names
+
+
+def _stale_imports(modules: dict[str, pathlib.Path]) -> list[str]:
+    """Imports of cpsgrad's own modules (at module level or lazy) that name no module and no name
+    the module binds: what a moved module leaves behind where an import was not rewritten."""
+    bound = {name: _top_level_names(ast.parse(path.read_text())) for name, path in modules.items()}
+    stale = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                wanted = [alias.name for alias in node.names if alias.name.startswith("cpsgrad.")]
+                stale += [f"{name}:{node.lineno}: import {target}" for target in wanted if target not in modules]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                if not (base == "cpsgrad" or base.startswith("cpsgrad.")):
+                    continue
+                if base not in modules:
+                    stale.append(f"{name}:{node.lineno}: from {base} import ...")
+                    continue
+                for alias in node.names:
+                    if alias.name != "*" and f"{base}.{alias.name}" not in modules and alias.name not in bound[base]:
+                        stale.append(f"{name}:{node.lineno}: from {base} import {alias.name}")
+    return stale
+
+
+def test_every_import_of_cpsgrad_names_a_module_or_a_name_that_exists():
+    assert _stale_imports(_modules()) == []
+
+
+def test_the_stale_import_check_sees_an_import_of_a_moved_module(tmp_path):
+    moved = tmp_path / "moved.py"
+    moved.write_text("def f():\n    from cpsgrad.transforms import aliasing\n    from cpsgrad.transforms.kinds import NUMBER\n")
+    modules = {**_modules(), "cpsgrad.moved": moved}
+    assert _stale_imports(modules) == [
+        "cpsgrad.moved:2: from cpsgrad.transforms import aliasing",
+        "cpsgrad.moved:3: from cpsgrad.transforms.kinds import ...",
+    ]
 
 
 @pytest.mark.parametrize("directory", ["cpsgrad", "transforms", "kernels"])
