@@ -1915,9 +1915,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{counts['drawn']} programs drawn in {elapsed:.0f}s ({counts['drawn'] / elapsed:.1f}/s)")
     print("outcomes:", {k: counts[k] for k in ("checked", "skipped", "rejected")})
     shown = sorted((k, v) for k, v in counts.items() if k not in ("drawn", "checked", "skipped", "rejected"))
-    print("constructs (programs using each):")
-    for construct, number in shown:
-        print(f"  {construct:24} {number}")
+    print("constructs (programs using each):", *(f"  {construct:24} {number}" for construct, number in shown), sep="\n")
     if failures:
         print(f"\n{len(failures)} failing runs; see above")
         return 1
