@@ -648,7 +648,9 @@ def test_kinks_follow_jax(kink):
     with jax.enable_x64(True):
         expected = jax.grad(kink.jax_function, argnums=kink.argnums)(*kink.arguments)
     for gradient, reference in zip(gradients, expected, strict=True):
-        np.testing.assert_allclose(gradient, np.asarray(reference), rtol=1e-12, atol=0.0, err_msg=kink.name)
+        reference = np.asarray(reference)  # rounding-level entries (1e-17 of a 0.16 gradient) differ by BLAS's order
+        atol = 1e-15 * max(1.0, float(np.max(np.abs(reference)))) if reference.size else 0.0
+        np.testing.assert_allclose(gradient, reference, rtol=1e-12, atol=atol, err_msg=kink.name)
 
 
 def test_power_keeps_the_operator_conventions():

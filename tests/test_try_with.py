@@ -295,17 +295,17 @@ def test_an_exception_in_the_backward_pass_is_not_caught_by_the_users_try():
 
 def in_place_in_try(x):
     try:
-        y = [x * 1.0]
-        z = y
-        y += [x]  # y's list is z's too, which Python extends in place: refused when it runs
+        y = x * 1.0
+        z = y.reshape(3)
+        y += x  # y's array is the view z's too: refused when it runs (an array)
     except Exception:
-        y = z = [x]
-    return sum(y) * z[0]
+        y = z = x
+    return np.sum(y * z)
 
 
 def test_a_refusal_is_not_caught_by_the_users_handlers():
     with pytest.raises(UnsupportedError, match="in place"):
-        cpsgrad.grad(in_place_in_try)(1.5)
+        cpsgrad.grad(in_place_in_try)(np.ones(3))
 
 
 def test_a_manager_cannot_swallow_a_refusal():

@@ -1543,9 +1543,9 @@ class _Builder:
                 self.constructs -= {"global-function", "global-function-definition"}
             if not any(g.startswith("c") for g in used):
                 self.constructs -= {"global-float", "global-float-definition"}
-        uses_numpy = any("np." in line for text in texts for line in text)
+        texts[:0] = self.forms.prelude.values()  # what the forms' statements use (a manager class, Vec0 ...)
+        uses_numpy = any("np." in line for text in texts for line in text)  # the prelude's too (Vec0's np.sum)
         header = ["import math", *self.forms.imports] + (["", "import numpy as np"] if uses_numpy else [])
-        texts[:0] = self.forms.prelude.values()  # what the forms' statements use (a manager class, ...)
         source = "\n\n\n".join(["\n".join(header)] + ["\n".join(text) for text in texts]) + "\n"
         return source, tuple(names)
 

@@ -149,8 +149,7 @@ class _Analysis(Sharing, Identities):
         self.block(body, dict(entry), [])  # pass 2: stale reads
         for identifier in self.updates:
             old = self.old.get(identifier, [])
-            why = None if identifier in self.update_aliases and self.refreshing else self.stale_updates.get(identifier)
-            why = why or self.foreign(old)  # in place, the names that share it but do not follow are the next round's
+            why = self.stale_updates.get(identifier) or self.foreign(old)  # a name that does not follow: refused
             if why is None and (self.parameters_of(old) or identifier in self.update_aliases):
                 why = IN_PLACE  # the caller's array, or one another name reads later: changed in place
             self.normalized.in_place[identifier] = why

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cpsgrad.transforms import syntax, writes
+from cpsgrad.transforms import syntax, walk, writes
 
 
 class Identities:
@@ -64,9 +64,9 @@ class Identities:
             elif len(loose) == 1 and {self.loose.get(d, d) for d, _ in definitions} == loose:
                 self.refreshable[(id(statement), other)] = "checked"
             else:
-                self.note_view(statement, other, {d for d, _ in definitions}, old)
+                self.note_view(statement, other, {d for d, _ in definitions}, old, before)
 
-    def note_view(self, statement, other: str, definitions: set, written: list) -> None:
+    def note_view(self, statement, other: str, definitions: set, written: list, before: dict) -> None:
         """A view and its base (`r = x[1:3]`, a basic subscript): after a write into the base, `r`
         is taken again from it; after a write into the view, the base is written with the view's
         values. Both are checked where they run (writes.py `view_after_write`, `checked_view`: the
@@ -76,12 +76,12 @@ class Identities:
         if len(objects) != 1 or len(targets) != 1:
             return
         view = self.views.get(next(iter(objects)))
-        if view is not None and view[1] == targets:  # other is a view of the written array
-            self.refreshable[(id(statement), other)] = ("view", view[2])
+        if view is not None and view[1] == targets and self.key_definitions(view[2], before) == view[3]:
+            self.refreshable[(id(statement), other)] = ("view", view[2])  # other is a view of the written array
             return
         made = self.views.get(next(iter(targets)))
-        if made is not None and objects == made[1]:  # other is the base of the written view
-            self.refreshable[(id(statement), other)] = ("base", made[2])
+        if made is not None and objects == made[1] and self.key_definitions(made[2], before) == made[3]:
+            self.refreshable[(id(statement), other)] = ("base", made[2])  # other is the base of the written view
 
     def note_subscript(self, definition, value: cst.BaseExpression, before: dict) -> None:
         """Remember `definition = x[key]` with a basic key of numbers: it may be a view of x (and so
@@ -97,7 +97,13 @@ class Identities:
             return
         identities = {self.loose.get(d, d) for d in self.reaching(value.value.value, before)}
         if len(identities) == 1:
-            self.views[definition] = (value.value.value, identities, value)
+            self.views[definition] = (value.value.value, identities, value, self.key_definitions(value, before))
+
+    def key_definitions(self, subscript: cst.Subscript, state: dict) -> frozenset:
+        """The definitions of the names in `subscript`'s key reaching `state`: the same key is
+        computed again only where they are the same (a loop's index moves on: `x[i]`, `i = i + 1`)."""
+        names = {n.value for element in subscript.slice for n in walk.nodes(element.slice) if isinstance(n, cst.Name)}
+        return frozenset((name, frozenset(d for d, _ in state.get(name, ()))) for name in names if name != "None")
 
     def basic(self, part) -> bool:
         if isinstance(part, cst.Index):
