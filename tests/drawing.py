@@ -18,9 +18,11 @@ def draw_until_seen(
     examples: int,
     rounds: int = 4,
     each: Callable | None = None,
+    found: Callable = lambda program: program.constructs,
 ) -> set[str]:
     """Return the wanted constructs never drawn in up to `rounds` seeded rounds of `examples`
-    programs each; `each(program)` is called on every program drawn."""
+    programs each; `each(program)` is called on every program drawn, `found(program)` names what it
+    holds (its noted constructs, by default)."""
     missing = set(wanted)
     for round_ in range(rounds):
 
@@ -28,7 +30,7 @@ def draw_until_seen(
         @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         @given(strategy)
         def collect(program):
-            missing.difference_update(program.constructs)
+            missing.difference_update(found(program))
             if each is not None:
                 each(program)
 
