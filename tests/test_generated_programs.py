@@ -25,6 +25,8 @@ PROGRAMS = max(300, settings.default.max_examples)  # more under the soak profil
 @settings(
     max_examples=PROGRAMS,
     deadline=None,
+    derandomize=True,  # the same programs in every run: random draws are the soaks' (outside the default suite)
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 @given(programs())
