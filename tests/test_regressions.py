@@ -478,7 +478,7 @@ def test_a_lambda_continued_inside_a_calls_parentheses_is_read_whole():
     assert f"regressions.py:{line})" in cpsgrad.show(first, example=(3.0,))  # located on the lambda's own line
 
 
-@pytest.mark.xfail(strict=True, reason="a wrong gradient the generator found in CI (session 11): not fixed yet")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="a wrong gradient the generator found in CI (session 11): not fixed yet")
 def test_a_generated_program_whose_gradient_was_doubled():
     from tests.cases import doubled_gradient as program
 
@@ -486,7 +486,7 @@ def test_a_generated_program_whose_gradient_was_doubled():
     check_grad(program.f, -0.19895684720739792, v, 1, argnums=(0, 1))
 
 
-@pytest.mark.xfail(strict=True, reason="the same wrong gradient, reduced: two h1 calls, then h0 by keywords")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="the same wrong gradient, reduced: two h1 calls, then h0 by keywords")
 def test_the_doubled_gradient_reduced():
     from tests.cases import doubled_gradient_small as program
 
