@@ -103,15 +103,19 @@ def _written_name(normalizer, target: cst.Subscript) -> str:
 
 def _key(normalizer, parts: list) -> cst.BaseExpression:
     """The subscript's parts as the key value `x[key]` passes: `i`, `(i, slice(1, 3, None))`."""
-    values = [part.value if isinstance(part, cst.Index) else _slice(normalizer, part) for part in parts]
-    if len(values) == 1:
-        return values[0]
-    return cst.Tuple([cst.Element(value) for value in values])
+    return _key_value(parts, normalizer.builtin("slice"))
 
 
-def _slice(normalizer, part: cst.Slice) -> cst.Call:
-    bounds = [part.lower, part.upper, part.step]
-    return cst.Call(normalizer.builtin("slice"), [cst.Arg(cst.Name("None") if b is None else b) for b in bounds])
+def _key_value(parts: list, slice_: cst.BaseExpression) -> cst.BaseExpression:
+    """The key value of subscript parts (Index or Slice), slices built by calling `slice_`."""
+    values = []
+    for part in parts:
+        if isinstance(part, cst.Index):
+            values.append(part.value)
+        else:
+            bounds = [cst.Name("None") if b is None else b for b in (part.lower, part.upper, part.step)]
+            values.append(cst.Call(slice_, [cst.Arg(b) for b in bounds]))
+    return values[0] if len(values) == 1 else cst.Tuple([cst.Element(value) for value in values])
 
 
 # -- numpy's calls that write into an array ------------------------------------------------------
@@ -266,17 +270,9 @@ def _runtime_call(name: str, *arguments: cst.BaseExpression) -> cst.Call:
 
 
 def _subscript_key(subscript: cst.Subscript) -> cst.BaseExpression:
-    """The key `x[key]` passes, as a value: `i`, `(i, slice(1, 3, None))` (slice from the runtime's builtins)."""
-    values = []
-    for element in subscript.slice:
-        part = element.slice
-        if isinstance(part, cst.Index):
-            values.append(part.value)
-        else:
-            bounds = [cst.Name("None") if b is None else b for b in (part.lower, part.upper, part.step)]
-            builtin = cst.Attribute(cst.Attribute(cst.Name(RUNTIME), cst.Name("builtins")), cst.Name("slice"))
-            values.append(cst.Call(builtin, [cst.Arg(b) for b in bounds]))
-    return values[0] if len(values) == 1 else cst.Tuple([cst.Element(v) for v in values])
+    """The key `x[key]` passes, as a value (slice from the runtime's builtins: the user may shadow it)."""
+    builtin = cst.Attribute(cst.Attribute(cst.Name(RUNTIME), cst.Name("builtins")), cst.Name("slice"))
+    return _key_value([element.slice for element in subscript.slice], builtin)
 
 
 class _Updates(rewriting.Rewriter):
