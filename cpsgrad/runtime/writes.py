@@ -158,18 +158,19 @@ def alias_after_write(alias, target, where: str = ""):
     )
 
 
-def _same_view(view, base, key) -> bool:
-    """Whether `view` is exactly `base[key]`: the same memory, shape and strides (a basic subscript of
-    an array); False where they share no memory (a copy: a list's slice, a numpy scalar)."""
+def _same_view(view, base, key):
+    """`base[key]` where `view` is exactly it: the same memory, shape and strides (a basic subscript of
+    an array); None otherwise, as where they share no memory (a copy: a list's slice, a numpy scalar)."""
     if type(view) is not _ndarray or type(base) is not _ndarray or not np.may_share_memory(view, base):
-        return False
+        return None
     again = base[key]
-    return (
+    same = (
         type(again) is _ndarray
         and again.__array_interface__["data"][0] == view.__array_interface__["data"][0]
         and again.shape == view.shape
         and again.strides == view.strides
     )
+    return again if same else None
 
 
 def _shares(view, base) -> bool:
@@ -180,8 +181,9 @@ def view_after_write(view, base, key, where: str = ""):
     """`r = x[key]` again after a write into x (transforms/analysis/identities.py): where r is that view of x,
     x[key] (a new view of the same memory, its gradient x's after the write); where r shares no
     memory with x (a numpy scalar, a list's slice: copies), r itself; anything between is refused."""
-    if _same_view(view, base, key):
-        return base[key]
+    again = _same_view(view, base, key)
+    if again is not None:
+        return again
     if not _shares(view, base):
         return view
     location, construct = _located(where)
@@ -205,7 +207,7 @@ def checked_view(view, base, key, where: str = ""):
     sees a write into its view): `view` where it is exactly `base[key]`; `base[key]` itself (the write
     then changes nothing) where they share no memory (a copy, or `x op= y` rebound a number); anything
     between is refused."""
-    if _same_view(view, base, key):
+    if _same_view(view, base, key) is not None:
         return view
     if not _shares(view, base):
         return base[key]
