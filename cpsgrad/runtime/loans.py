@@ -51,15 +51,25 @@ def _once(value, values: tuple) -> bool:
 def lend(adjoint, argument, arguments: tuple):
     """`adjoint`, offered to the callee that receives `argument` (see above); lent only when
     nothing else can see it (or it is itself a loan this program borrowed), and when `argument`
-    occurs once among the call's arguments (`arguments`: every one, in every position)."""
-    if type(adjoint) is _ndarray and type(argument) is _ndarray and adjoint.shape == argument.shape:
-        if len(arguments) > 1 and not _once(argument, arguments):
-            return adjoint
+    occurs once among the call's arguments (`arguments`: every one, in every position).
+
+    A buffer already on loan (this program borrowed it) is counted at every call site it passes,
+    offered on or not: the site's `merge` ends one count, so the loan stays open until the site
+    that lent it first takes it back (counting only the sites that offer it let a site whose
+    argument occurs twice end its caller's loan: the caller then added the buffer to itself)."""
+    if type(adjoint) is _ndarray:
         offered, lent, _ = _loans()
         record = lent.get(id(adjoint))
         if record is not None and record[0] is adjoint:
             record[1] += 1
-        elif _getrefcount(adjoint) == 3 and _owns(adjoint, adjoint):
+            if type(argument) is _ndarray and adjoint.shape == argument.shape and (len(arguments) == 1 or _once(argument, arguments)):
+                offered[id(argument)] = (argument, adjoint)
+            return adjoint
+        if type(argument) is not _ndarray or adjoint.shape != argument.shape:
+            return adjoint
+        if len(arguments) > 1 and not _once(argument, arguments):
+            return adjoint
+        if _getrefcount(adjoint) == 3 and _owns(adjoint, adjoint):
             lent[id(adjoint)] = [adjoint, 1]
         else:
             return adjoint

@@ -1,7 +1,8 @@
 """A program the generator drew in CI (session 11, test_generated_programs, unseeded then) whose
-gradient in v is twice the true one ([2, 4, 4] for [1, 2, 2]): not fixed yet, pinned by
-tests/test_regressions.py (xfail strict). Already wrong at a6fb99f. h0 is called with one array twice
-inside h1 (h0(u, u)), then with keywords and a reshape view in f; the mask write into b10 is not needed."""
+gradient in v was twice the true one ([2, 4, 4] for [1, 2, 2]), fixed in session 12
+(runtime/loans.py: h1 borrowed the adjoint f lent it for v, then passed u twice to h0 (`h0(u, u)`);
+that site's merge ended f's loan, and f added the buffer to itself). tests/test_regressions.py
+checks it; tests/cases/doubled_gradient_small.py holds the reduced forms."""
 # ruff: noqa: F841  (the program as the generator drew it)
 
 import math
