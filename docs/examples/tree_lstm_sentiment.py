@@ -142,9 +142,11 @@ def accuracy(params, examples):
 
 
 def labels(tree, into):
+    """The labels of a tree's nodes, appended to `into` (pre-order)."""
     into.append(tree[0])
-    for child in tree[2:] if len(tree) == 3 else ():
-        labels(child, into)
+    if len(tree) == 3:
+        labels(tree[1], into)
+        labels(tree[2], into)
     return into
 
 
