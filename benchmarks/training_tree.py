@@ -10,7 +10,8 @@ equations, which cpsgrad.optim.Adagrad implements):
 - PyTorch eager (torch.set_num_threads(1)): the same model written with torch tensors, autograd,
   torch.optim.Adagrad;
 - numpy by hand (the limit): the forward keeping what its backward needs, the backward written
-  out by hand, the Adagrad update in place.
+  out by hand (each weight's gradient one matrix product over the tree's nodes, not an outer
+  product a node), the Adagrad update in place.
 Before the times, the three per-tree loss curves must agree to --tolerance (relative, default
 1e-8): a curve that drifts means a wrong gradient somewhere. One thread each (BLAS pinned to one
 thread before numpy loads). Ratios from one run: the machine is noisy.
@@ -143,31 +144,31 @@ def forward(p, tree, embedded, H):
     return h, c, below - log_probabilities[label], record
 
 
-def backward(p, g, record, dh, dc, dX, H):
+def backward(p, record, dh, dc, rows, H, into):
+    """Walks the tree back from the root, appending each node's (dscores, h) to into["out"], a
+    leaf's (dgates, position) to into["leaf"] and an inner node's (dgates, inputs) to
+    into["inner"]; the weight gradients are then one matrix product each (train_numpy)."""
     label, inputs, i, o, u, forget, tanh_c, h, probabilities, children = record
     dscores = probabilities.copy()
     dscores[label] -= 1.0
-    g["W_out"] += np.outer(dscores, h)
-    g["b_out"] += dscores
+    into["out"].append((dscores, h))
     dh = dh + p["W_out"].T @ dscores
     do = dh * tanh_c
     dc = dc + dh * o * (1.0 - tanh_c * tanh_c)
     di, du = dc * u, dc * i
     if children is None:
         dgates = np.concatenate([di * i * (1 - i), do * o * (1 - o), du * (1 - u * u)])
-        g["W"] += np.outer(dgates, dX["embedded"][inputs])
-        g["b"][: 3 * H] += dgates
-        dX["rows"][inputs] += p["W"].T @ dgates
+        into["leaf"].append((dgates, inputs))
+        rows[inputs] += p["W"].T @ dgates
         return
     left_record, right_record, left_c, right_c = children
     dforget = np.concatenate([dc * left_c, dc * right_c])
     dgates = np.concatenate([di * i * (1 - i), do * o * (1 - o), du * (1 - u * u),
                              dforget * forget * (1 - forget)])
-    g["U"] += np.outer(dgates, inputs)
-    g["b"] += dgates
+    into["inner"].append((dgates, inputs))
     dinputs = p["U"].T @ dgates
-    backward(p, g, left_record, dinputs[:H], dc * forget[:H], dX, H)
-    backward(p, g, right_record, dinputs[H:], dc * forget[H:], dX, H)
+    backward(p, left_record, dinputs[:H], dc * forget[:H], rows, H, into)
+    backward(p, right_record, dinputs[H:], dc * forget[H:], rows, H, into)
 
 
 def train_numpy(params, examples):
@@ -177,10 +178,23 @@ def train_numpy(params, examples):
     for tree, words in examples:
         embedded = params["E"][words]
         h, c, loss, record = forward(params, tree, embedded, H)
-        g = {key: np.zeros_like(value) for key, value in params.items()}
-        dX = {"embedded": embedded, "rows": np.zeros_like(embedded)}
-        backward(params, g, record, np.zeros(H), np.zeros(H), dX, H)
-        np.add.at(g["E"], words, dX["rows"])
+        rows = np.zeros_like(embedded)
+        into = {"out": [], "leaf": [], "inner": []}
+        backward(params, record, np.zeros(H), np.zeros(H), rows, H, into)
+        dscores, hs = (np.array(column) for column in zip(*into["out"], strict=True))
+        leaf_gates, leaf_positions = zip(*into["leaf"], strict=True)
+        leaf_gates = np.array(leaf_gates)
+        g = {"W_out": dscores.T @ hs, "b_out": dscores.sum(0),
+             "W": leaf_gates.T @ embedded[list(leaf_positions)], "E": np.zeros_like(params["E"])}
+        g["b"] = np.zeros_like(params["b"])
+        g["b"][: 3 * H] = leaf_gates.sum(0)
+        if into["inner"]:
+            inner_gates, inputs = (np.array(column) for column in zip(*into["inner"], strict=True))
+            g["U"] = inner_gates.T @ inputs
+            g["b"] += inner_gates.sum(0)
+        else:
+            g["U"] = np.zeros_like(params["U"])
+        np.add.at(g["E"], words, rows)
         for key, value in params.items():
             squares[key] += g[key] * g[key]
             value -= example.LR * g[key] / (np.sqrt(squares[key]) + EPS)
@@ -214,7 +228,7 @@ def run(trees=300, data_dir=None, tolerance=1e-8, report=print, peers=None):
         results[name] = (time.perf_counter() - start, np.array(losses))
     reference = results["cpsgrad"][1] if "cpsgrad" in results else None
     worst = 0.0
-    for name, (seconds, losses) in results.items():
+    for name, (_, losses) in results.items():
         if reference is not None and name != "cpsgrad":
             worst = max(worst, float(np.max(np.abs(losses - reference) / np.abs(reference))))
     for name, (seconds, losses) in results.items():

@@ -109,3 +109,19 @@ def test_majority_baseline_counts_every_node():
     train = [((4, leaf_2, leaf_2), None)] * 2  # roots 4; nodes mostly 2
     held_out = [((4, leaf_4, leaf_2), None)]
     assert example.majority_baseline(train, held_out) == (1.0, pytest.approx(1 / 3))
+
+
+def test_loss_curve_equals_torch_and_the_hand_written_backward(data_dir):
+    """benchmarks/training_tree.py's three trainings (cpsgrad, PyTorch eager, numpy by hand) from
+    the same float64 weights give the same per-tree losses over a few updates."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import training_tree
+
+    lines = []
+    results, worst = training_tree.run(trees=6, data_dir=data_dir, tolerance=1e-10,
+                                       report=lines.append)
+    assert set(results) == {"cpsgrad", "torch eager", "numpy by hand"}
+    assert worst <= 1e-10
+    losses = results["cpsgrad"][1]
+    assert len(losses) == 6 and losses[-1] < losses[0]
