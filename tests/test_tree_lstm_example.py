@@ -44,6 +44,7 @@ def test_quick_run_loss_decreases(quick_run):
     losses = result["history"]["epoch_loss"]
     assert len(losses) == 3
     assert losses[-1] < 0.5 * losses[0]
+    assert example.loss_fell(result["history"])
     assert all(np.isfinite(result["history"]["loss"]))
     assert any(line.startswith("summary:") and "majority" in line for line in lines)
     root, every = result["history"]["root"][-1], result["history"]["all"][-1]
