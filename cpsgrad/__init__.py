@@ -4,7 +4,7 @@
 >>> cpsgrad.grad(f)(x)            # doctest: +SKIP
 """
 
-from cpsgrad import nn
+from cpsgrad import nn, optim
 from cpsgrad import rules as _rules  # noqa: F401  (registers the built-in rule table)
 from cpsgrad.api import grad, show, value_and_grad
 from cpsgrad.errors import (
@@ -41,6 +41,7 @@ __all__ = [
     "nn",
     "not_differentiable",
     "observer",
+    "optim",
     "rule",
     "show",
     "to_device",

@@ -1,0 +1,1 @@
+"""Offline data sets for the example programs: each loader says where its data comes from."""
