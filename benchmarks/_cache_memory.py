@@ -39,7 +39,12 @@ def make(i):
 def state():
     gc.collect()
     current, _ = tracemalloc.get_traced_memory()
-    return current / 2**20, len(runtime_closures.DEFINITIONS), sum(1 for o in gc.get_objects() if type(o) is pipeline.Transformed)
+    return (
+        current / 2**20,
+        len(runtime_closures.DEFINITIONS),
+        sum(1 for o in gc.get_objects() if type(o) is pipeline.Transformed),
+    )
+
 
 tracemalloc.start()
 # warm up: rules, kernels, one transform
@@ -54,5 +59,8 @@ elapsed = time.time() - t
 held = state()
 del functions, results
 after = state()
-print(f"N={N}: baseline {base[0]:.1f} MiB; with {N} transformed: {held[0]:.1f} MiB (DEFINITIONS {held[1]}, Transformed {held[2]}), {elapsed:.1f} s; "
-      f"after dropping them: {after[0]:.1f} MiB (DEFINITIONS {after[1]}, Transformed {after[2]})")
+print(
+    f"N={N}: baseline {base[0]:.1f} MiB; with {N} transformed: {held[0]:.1f} MiB (DEFINITIONS {held[1]}, Transformed "
+    f"{held[2]}), {elapsed:.1f} s; "
+    f"after dropping them: {after[0]:.1f} MiB (DEFINITIONS {after[1]}, Transformed {after[2]})"
+)

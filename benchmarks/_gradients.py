@@ -143,7 +143,9 @@ def peer_list(suite):
         names = [name.strip() for name in text.split(",") if name.strip()]
         unknown = [name for name in names if name not in suite.peers]
         if unknown:
-            raise argparse.ArgumentTypeError(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(suite.peers)}")
+            raise argparse.ArgumentTypeError(
+                f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(suite.peers)}"
+            )
         return [name for name in suite.peers if name in names]
 
     return parse

@@ -151,7 +151,11 @@ def test_user_rule_is_used_and_the_cache_is_invalidated():
         assert gradient == pytest.approx(2.0 * (1.0 - math.tanh(0.5) ** 2), rel=1e-12)
         # a user's rule: its contribution is checked (cpsgrad_runtime.rule_contribution), naming it
         shown = cpsgrad.show(cases.uses_softclip)
-        assert "x_d = cpsgrad_runtime.rule_contribution(cpsgrad_runtime.rule_adjoint(t1_d, t1) * (1.0 - t1 * t1), x, 'softclip_rule (" in shown
+        assert (
+            "x_d = cpsgrad_runtime.rule_contribution(cpsgrad_runtime.rule_adjoint(t1_d, t1) * (1.0 - t1 * t1), x, "
+            "'softclip_rule ("
+            in shown
+        )
     finally:
         from cpsgrad.rules.registry import TABLE
 

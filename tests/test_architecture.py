@@ -69,7 +69,10 @@ def _imports(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
                 if node.level:
                     parts = package.split(".")
                     base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
-                targets = [owner(f"{base}.{alias.name}") if f"{base}.{alias.name}" in modules else owner(base) for alias in node.names]
+                targets = [
+                    owner(f"{base}.{alias.name}") if f"{base}.{alias.name}" in modules else owner(base)
+                    for alias in node.names
+                ]
             else:
                 continue
             graph[name].update(target for target in targets if target and target != name)
@@ -205,7 +208,9 @@ def test_every_import_of_cpsgrad_names_a_module_or_a_name_that_exists():
 
 def test_the_stale_import_check_sees_an_import_of_a_moved_module(tmp_path):
     moved = tmp_path / "moved.py"
-    moved.write_text("def f():\n    from cpsgrad.transforms import aliasing\n    from cpsgrad.transforms.kinds import NUMBER\n")
+    moved.write_text(
+        "def f():\n    from cpsgrad.transforms import aliasing\n    from cpsgrad.transforms.kinds import NUMBER\n"
+    )
     modules = {**_modules(), "cpsgrad.moved": moved}
     assert _stale_imports(modules) == [
         "cpsgrad.moved:2: from cpsgrad.transforms import aliasing",
@@ -226,7 +231,11 @@ def test_source_files_stay_readable(directory):
 
 def test_the_oversized_list_only_names_files_still_oversized():
     """An entry for a file split below MAX_LINES (or gone) would let it grow back unnoticed."""
-    lines = {relative: len((ROOT / relative).read_text().splitlines()) for relative in OVERSIZED if (ROOT / relative).exists()}
+    lines = {
+        relative: len((ROOT / relative).read_text().splitlines())
+        for relative in OVERSIZED
+        if (ROOT / relative).exists()
+    }
     assert {relative: lines.get(relative) for relative in OVERSIZED if lines.get(relative, 0) <= MAX_LINES} == {}
 
 

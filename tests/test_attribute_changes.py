@@ -325,7 +325,10 @@ def names_seen_by_the_caller(x):
 
 
 def test_a_shared_list_without_differentiable_values_changes_in_place():
-    assert cpsgrad.value_and_grad(names_seen_by_the_caller)(X) == (names_seen_by_the_caller(X), pytest.approx(np.ones(3)))
+    assert cpsgrad.value_and_grad(names_seen_by_the_caller)(X) == (
+        names_seen_by_the_caller(X),
+        pytest.approx(np.ones(3)),
+    )
 
 
 class Queue:

@@ -53,7 +53,9 @@ CASES = [
     Case(cases.chain_value, (st.just(LINKS), floats(-1.0, 1.0)), 1),
     Case(cases.chain_sum, (st.just(LINKS), floats()), 1),
     Case(cases.tree_with_active_leaves, (floats(-2.0, 2.0),)),
-    Case(cases.tree_network_loss, (arrays((3, 3), min_value=-1.0, max_value=1.0), arrays((3, 3), min_value=-1.0, max_value=1.0), arrays(3), st.just(WORDS)), (0, 1, 2)),
+    Case(cases.tree_network_loss,
+         (arrays((3, 3), min_value=-1.0, max_value=1.0), arrays((3, 3), min_value=-1.0, max_value=1.0), arrays(3),
+          st.just(WORDS)), (0, 1, 2)),
     Case(cases.two_layers, (arrays((3, 2)), arrays(3), arrays((2, 3)), arrays(2)), (0, 1, 2)),
 ]
 
@@ -184,8 +186,10 @@ def test_a_rule_for_a_user_function_wins_also_at_run_time():
 @pytest.mark.parametrize(
     ("function", "error", "construct", "advice"),
     [
-        (cases.applies_a_builtin_without_rule, cpsgrad.NoRuleError, "call of f", r"not a Python function.*@cpsgrad\.rule\(math\.frexp\)"),
-        (cases.applies_a_class, cpsgrad.UnsupportedError, "call of the class tests.cases.calls_functions.SlottedLink", "it defines __slots__"),
+        (cases.applies_a_builtin_without_rule, cpsgrad.NoRuleError, "call of f",
+         r"not a Python function.*@cpsgrad\.rule\(math\.frexp\)"),
+        (cases.applies_a_class, cpsgrad.UnsupportedError, "call of the class tests.cases.calls_functions.SlottedLink",
+         "it defines __slots__"),
         (cases.calls_a_function_with_match, cpsgrad.UnsupportedError, "match statement", "if/elif"),
         (cases.calls_for_its_effect, cpsgrad.UnsupportedError, "call of square for its effect", "could keep it"),
     ],
@@ -255,7 +259,9 @@ def test_show_of_each_stage_includes_the_callees_and_names_run_time_ones():
 def test_the_cps_stage_with_its_callees_runs():
     namespace = dict(cases.__dict__)
     exec(cpsgrad.show(cases.calls_in_loop_and_branches, stage="cps"), namespace)
-    assert namespace["calls_in_loop_and_branches__cps"](0.5, 5, lambda value: value) == cases.calls_in_loop_and_branches(0.5, 5)
+    assert namespace["calls_in_loop_and_branches__cps"](
+        0.5, 5, lambda value: value
+    ) == cases.calls_in_loop_and_branches(0.5, 5)
 
 
 def test_the_command_shows_the_whole_program():

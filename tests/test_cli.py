@@ -11,7 +11,8 @@ CASES = ROOT / "tests" / "cases"
 
 
 def cpsgrad(*arguments, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "cpsgrad", *arguments], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run([sys.executable, "-m", "cpsgrad", *arguments], capture_output=True, text=True, cwd=cwd,
+                          timeout=120)
 
 
 def test_show_module_target():

@@ -392,7 +392,13 @@ def test_writes_containers_and_python_numbers(function, args, argnums):
 
 # ---- decompositions of complex matrices: phase-free losses differentiated, the others refused ---
 
-A34 = np.array([[0.5 + 1.0j, -1.0, 0.25j, 2.0 - 0.5j], [1.5 - 0.5j, 0.75j, -0.5 + 0.25j, 0.3], [0.2, 1.0 + 1.0j, 0.6 - 0.8j, -1.2j]])
+A34 = np.array(
+    [
+        [0.5 + 1.0j, -1.0, 0.25j, 2.0 - 0.5j],
+        [1.5 - 0.5j, 0.75j, -0.5 + 0.25j, 0.3],
+        [0.2, 1.0 + 1.0j, 0.6 - 0.8j, -1.2j],
+    ]
+)
 A33 = A34[:, :3] + 2.0 * np.eye(3)
 W33 = np.array([[0.3, -1.2, 0.8], [1.1, 0.4, -0.6], [-0.9, 0.7, 0.2]])
 
@@ -422,12 +428,16 @@ def eig_moduli(a):
 
 
 def stacked_values(a):
-    return np.sum(np.linalg.eigvalsh(a) * W33[:2]) + np.sum(np.linalg.eigvalsh(a, "U") ** 2) + np.sum(np.linalg.svdvals(a))
+    return (
+        np.sum(np.linalg.eigvalsh(a) * W33[:2]) + np.sum(np.linalg.eigvalsh(a, "U") ** 2) + np.sum(np.linalg.svdvals(a))
+    )
 
 
 def stacked_vectors(a):
     u, s, vh = np.linalg.svd(a)
-    return np.sum(np.abs(u)) + np.sum(np.abs(vh[..., :2, :]) * 0.5) + np.sum(np.abs(np.linalg.eig(a)[1]) * W33[:2, None])
+    return (
+        np.sum(np.abs(u)) + np.sum(np.abs(vh[..., :2, :]) * 0.5) + np.sum(np.abs(np.linalg.eig(a)[1]) * W33[:2, None])
+    )
 
 
 STACK = np.stack([A33, A33.T * (0.5 - 1.0j) + np.eye(3)])

@@ -74,7 +74,8 @@ def test_dict_comprehension_over_a_parameter_dict():
 
 
 def test_a_set_of_differentiable_values_has_no_rule():
-    with pytest.raises(NoRuleError, match=r"comprehension_functions.py:\d+:\d+: call of set: sets are not differentiable values"):
+    with pytest.raises(NoRuleError,
+                       match=r"comprehension_functions.py:\d+:\d+: call of set: sets are not differentiable values"):
         cpsgrad.grad(programs.set_of_floats)(1.5, 2.0)
     assert cpsgrad.grad(programs.set_of_ints, argnums=(0, 1))(1.5, 2.5) == (2.0, 1.0)  # {1, 2, 4 % 3}
 
@@ -171,6 +172,10 @@ def test_show_is_readable_and_deterministic():
     assert "t6 = math.sin(item_1)" in normalized
     assert "t13 = multiply(item_2, item_3)" in normalized
     reduced = cpsgrad.show(programs.reduce_functions, stage="normalize")
-    assert "t2 = len(reduce_items)\n    if not t2:\n        t3 = TypeError('reduce() of empty iterable with no initial value')\n        raise t3" in reduced
+    assert (
+        "t2 = len(reduce_items)\n    if not t2:\n        t3 = TypeError('reduce() of empty iterable with no initial "
+        "value')\n        raise t3"
+        in reduced
+    )
     assert "reduced = multiply(reduced, t5)" in reduced
     assert "reduced_1 = add_scaled(reduced_1, item)" in reduced

@@ -40,7 +40,8 @@ def rebuild(tree, values):
     if isinstance(tree, (tuple, list)):
         return type(tree)(rebuild(part, values) for part in tree)
     if dataclasses.is_dataclass(tree):
-        return dataclasses.replace(tree, **{f.name: rebuild(getattr(tree, f.name), values) for f in dataclasses.fields(tree)})
+        return dataclasses.replace(tree,
+                                   **{f.name: rebuild(getattr(tree, f.name), values) for f in dataclasses.fields(tree)})
     return None if tree is None else next(values)
 
 
@@ -218,7 +219,8 @@ def test_append_becomes_a_new_list_in_the_program():
     ids=lambda value: getattr(value, "__name__", None),
 )
 def test_append_that_others_could_see_is_refused(function, arguments):
-    with pytest.raises(cpsgrad.UnsupportedError, match=r"containers_functions\.py:\d+:\d+: method call values\.(append|extend)"):
+    with pytest.raises(cpsgrad.UnsupportedError,
+                       match=r"containers_functions\.py:\d+:\d+: method call values\.(append|extend)"):
         cpsgrad.grad(function)(*arguments)
 
 

@@ -16,7 +16,8 @@ NAMES = [f.__name__ for f in deep_functions.RECURSIONS]
 
 
 def _run(depth: int, names: list[str], debug_nans: bool = False, timeout: float = 600) -> dict[str, str]:
-    command = [sys.executable, "-m", "tests.cases.deep_functions", str(depth), "debug" if debug_nans else "plain", *names]
+    command = [sys.executable, "-m", "tests.cases.deep_functions", str(depth), "debug" if debug_nans else "plain",
+               *names]
     environment = {**os.environ, "PYTHONFAULTHANDLER": "1"}
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=environment)
     assert done.returncode == 0, f"exit status {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}"

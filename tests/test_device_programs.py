@@ -47,7 +47,8 @@ def check_program(function, args, argnums, dtype=np.float64, device_args=None):
     for position, gradient, wanted in zip(argnums, gradients, expected, strict=True):
         assert type(gradient) is DeviceArray, (position, type(gradient))
         assert gradient.shape == wanted.shape and gradient.dtype == wanted.dtype == dtype, position
-        np.testing.assert_allclose(cpsgrad.to_host(gradient), wanted, rtol=rtol, atol=rtol * 1e-2, err_msg=str(position))
+        np.testing.assert_allclose(cpsgrad.to_host(gradient), wanted, rtol=rtol, atol=rtol * 1e-2,
+                                   err_msg=str(position))
     return gradients
 
 
@@ -174,7 +175,8 @@ def test_elementwise_ops_selection_and_indexing(dtype):
 
 
 def test_min_char_rnn_with_its_fused_log_likelihood():
-    args = (normal(3, 4) / 4, normal(3, 3) / 4, normal(4, 3) / 4, normal(3), normal(4), [1, 3], [3, 0], np.tanh(normal(3)))
+    args = (normal(3, 4) / 4, normal(3, 3) / 4, normal(4, 3) / 4, normal(3), normal(4), [1, 3], [3, 0],
+            np.tanh(normal(3)))
     check_program(char_rnn, args, (0, 1, 2, 3, 4))
 
 
@@ -219,9 +221,14 @@ def activations(params, x):
 
 def test_nn_activations_with_a_dict_of_parameters():
     params, x = {"w": normal(3, 4), "b": normal(4)}, normal(2, 3)
-    gradient = cpsgrad.grad(activations, (0, 1))({k: cpsgrad.to_device(v) for k, v in params.items()}, cpsgrad.to_device(x))
+    gradient = cpsgrad.grad(activations, (0, 1))({k: cpsgrad.to_device(v) for k, v in params.items()},
+                                                 cpsgrad.to_device(x))
     expected = cpsgrad.grad(activations, (0, 1))(params, x)
-    for got, wanted in ((gradient[0]["w"], expected[0]["w"]), (gradient[0]["b"], expected[0]["b"]), (gradient[1], expected[1])):
+    for got, wanted in (
+        (gradient[0]["w"], expected[0]["w"]),
+        (gradient[0]["b"], expected[0]["b"]),
+        (gradient[1], expected[1]),
+    ):
         assert type(got) is DeviceArray and got.shape == wanted.shape
         np.testing.assert_allclose(cpsgrad.to_host(got), wanted, rtol=1e-10)
 
@@ -277,7 +284,8 @@ def test_the_program_runs_on_the_cuda_kernels_only(monkeypatch):
 
 def test_a_host_array_mixed_in_names_the_op_and_to_device():
     x, w = cpsgrad.to_device(normal(2, 3)), normal(3, 2)
-    with pytest.raises(TypeError, match=r"matmul: a numpy \(host\) array mixed with a DeviceArray; .*cpsgrad\.to_device"):
+    with pytest.raises(TypeError,
+                       match=r"matmul: a numpy \(host\) array mixed with a DeviceArray; .*cpsgrad\.to_device"):
         cpsgrad.grad(lambda x, w: np.sum(x @ w))(x, w)
     with pytest.raises(TypeError, match=r"numpy\.multiply: a numpy \(host\) array .*to_device"):
         normal(2, 3) * x
@@ -324,8 +332,12 @@ CASES = {
     "operators": lambda np, x, y: ((x + y) * 2.0 - y / 3.0) ** 2 + (-x) @ y.T,
     "reflected": lambda np, x, y: 1.0 - 2.0 / (3.0 + abs(x)) + 0.5 * y,
     "ufuncs": lambda np, x, y: np.tanh(np.exp(x)) + np.log(np.square(x) + 1.0) - np.negative(np.minimum(x, y)),
-    "reductions": lambda np, x, y: np.concatenate([x.sum(axis=0), np.mean(x, axis=1), x.max(axis=(0, 1), keepdims=True).reshape(1), np.min(x, axis=-1)]),
-    "shapes": lambda np, x, y: np.transpose(np.expand_dims(x, 0), (2, 0, 1)).reshape(4, -1) + np.swapaxes(x, 0, 1)[:, None, 1],
+    "reductions": lambda np, x, y: np.concatenate(
+        [x.sum(axis=0), np.mean(x, axis=1), x.max(axis=(0, 1), keepdims=True).reshape(1), np.min(x, axis=-1)]
+    ),
+    "shapes": lambda np, x, y: (
+        np.transpose(np.expand_dims(x, 0), (2, 0, 1)).reshape(4, -1) + np.swapaxes(x, 0, 1)[:, None, 1]
+    ),
     "selection": lambda np, x, y: np.where(x > y, x, y) + np.clip(x, -0.5, None) + (x == x.max()),
     "indexing": lambda np, x, y: x[1] + x[-1, ::2].sum() + x[[2, 0, 2]][..., 1:3].sum(axis=1, keepdims=True).T[0, 1],
     "products": lambda np, x, y: np.outer(x[0], y) @ np.dot(x.T, x[:, :1]) + np.stack([y[0], y[0] * 2]).sum(),

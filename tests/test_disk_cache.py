@@ -54,7 +54,8 @@ print(json.dumps({"counts": dict(pipeline.COUNTS), "gradient": [g.tolist() for g
 
 def _run(folder: Path, cache: Path, script: str = RUN) -> dict:
     environment = {**os.environ, "CPSGRAD_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script, str(folder)], env=environment, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], env=environment, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 

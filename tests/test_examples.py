@@ -118,7 +118,8 @@ def test_ode_fit_recovers_the_parameters_through_closures():
     [
         ("tree_lstm.py", ["--hidden", "4", "--embedding", "3", "--epochs", "2", "--no-torch"],
          "torch.autograd check: skipped (--no-torch)"),
-        ("mlp_training.py", ["--steps", "100", "--hidden", "8", "--synthetic"], "data: synthetic spirals (--synthetic)"),
+        ("mlp_training.py", ["--steps", "100", "--hidden", "8", "--synthetic"],
+         "data: synthetic spirals (--synthetic)"),
     ],
 )
 def test_scripts_run(script, arguments, expected):
@@ -147,7 +148,9 @@ def test_examples_doc_shows_what_cpsgrad_show_prints(capsys, monkeypatch):
         for line in excerpt.splitlines():
             if line.strip() in ("", "..."):
                 continue
-            assert line.strip() in printed[at:], f"{target}: {line.strip()!r} is not in what cpsgrad show prints (in order)"
+            assert line.strip() in printed[at:], (
+                f"{target}: {line.strip()!r} is not in what cpsgrad show prints (in order)"
+            )
             at = printed.index(line.strip(), at) + 1
 
 

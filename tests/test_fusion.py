@@ -285,7 +285,8 @@ def _unfused(monkeypatch):
 
 @pytest.mark.parametrize(("function", "shape", "logits", "fused"), CASES, ids=IDS)
 def test_fused_where_exact(function, shape, logits, fused):
-    y, w = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape), np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape)
+    y, w = (np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape),
+            np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape))
     program = cpsgrad.show(function, argnums=(0, 1), example=_arguments(function, y, w))
     if logits is None:
         assert "softmax_adjoint" not in program and "logsumexp_adjoint" not in program

@@ -89,7 +89,9 @@ def test_refusals_in_lambda_defaults_are_located():
     y = np.array([0.5, -1.0, 1.5])
     outcome = fuzz.classify(cases.refused_in_a_lambda_default, (1.0, y), (0, 1))
     assert outcome == "refused: UnsupportedError (operator % on a sequence)"
-    assert fuzz.classify(cases.no_rule_in_a_lambda_default, (1.0, y), (1,)) == "refused: NoRuleError (call of np.unwrap)"
+    assert (
+        fuzz.classify(cases.no_rule_in_a_lambda_default, (1.0, y), (1,)) == "refused: NoRuleError (call of np.unwrap)"
+    )
     with pytest.raises(cpsgrad.NoRuleError) as raised:
         cpsgrad.grad(cases.no_rule_in_a_lambda_default, argnums=1)(1.0, y)
     assert raised.value.location.line == inspect.getsourcelines(cases.no_rule_in_a_lambda_default)[1] + 1

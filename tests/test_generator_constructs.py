@@ -17,8 +17,8 @@ from cpsgrad.testing.forms import SWITCHES
 from cpsgrad.testing.programs import Program, check_program, programs
 from tests.drawing import draw_until_seen
 
-# switch -> (constructs each must draw in up to 4 rounds of 300 programs of up to 10 statements, a regex the source of a program noting the
-# first must match)
+# switch -> (constructs each must draw in up to 4 rounds of 300 programs of up to 10 statements, a regex
+# the source of a program noting the first must match)
 CONSTRUCTS = {
     "starred": (
         {"star-parameter", "kwargs-parameter", "star-call", "starred-target", "starred-for-target", "starred-display"},
@@ -159,7 +159,19 @@ def test_a_keeping_method_of_what_a_library_call_returned_is_refused_when_it_run
 
 # Found by the soak of seed 2000 (chunk 2001), shrunk by deleting lines: a handler that re-raises
 # (`raise`) after an if/elif whose tests read the matrix, inside an outer try that catches it.
-RERAISE_AFTER_ELIF = 'import math\nimport logging\nimport numpy as np\nLOGGER0 = logging.getLogger("cpsgrad.generated")\ndef h0(c):\n        d2 = {"a": -1.0, "b": sum([(e1 * i3) for i3 in range(0)], 0.5)}\ndef r1(u, depth):\n        return h0((u, depth, u,))\ndef f(x0, x1, m, n):\n    LOGGER0.debug("values: %s", (x0 if m[::-1][-1, -1] < float(n) else np.mean(m.T)))\n    try:\n        try:\n                raise ValueError("drawn")\n        except ValueError:\n            if np.sum(m, axis=0)[0] < (np.mean(m.reshape(9).reshape(3, 3)[2]) * float(n)):\n                w17 = m.T.T[0]\n            elif (math.tanh(x0) <= 1.5 or n > 1):\n                t18 = [m[-1], np.maximum(np.maximum(np.mean(m.reshape(3, 3), axis=1), m[::-1][1]), np.maximum(m.reshape(9).reshape(3, 3)[1], np.transpose(m)[2])), m[-1]]\n            elif n % 2 == 0:\n                    a24 = a23 * a23\n            raise\n    except ValueError:\n        a25 = a26 = h0([x0, np.mean(m[-1]), x0])\n'
+RERAISE_AFTER_ELIF = (
+    'import math\nimport logging\nimport numpy as np\nLOGGER0 = logging.getLogger("cpsgrad.generated")\ndef h0(c):\n'
+    '        d2 = {"a": -1.0, "b": sum([(e1 * i3) for i3 in range(0)], 0.5)}\ndef r1(u, depth):\n'
+    '        return h0((u, depth, u,))\ndef f(x0, x1, m, n):\n'
+    '    LOGGER0.debug("values: %s", (x0 if m[::-1][-1, -1] < float(n) else np.mean(m.T)))\n    try:\n        try:\n'
+    '                raise ValueError("drawn")\n        except ValueError:\n'
+    '            if np.sum(m, axis=0)[0] < (np.mean(m.reshape(9).reshape(3, 3)[2]) * float(n)):\n'
+    '                w17 = m.T.T[0]\n            elif (math.tanh(x0) <= 1.5 or n > 1):\n'
+    '                t18 = [m[-1], np.maximum(np.maximum(np.mean(m.reshape(3, 3), axis=1), m[::-1][1]), '
+    'np.maximum(m.reshape(9).reshape(3, 3)[1], np.transpose(m)[2])), m[-1]]\n            elif n % 2 == 0:\n'
+    '                    a24 = a23 * a23\n            raise\n    except ValueError:\n'
+    '        a25 = a26 = h0([x0, np.mean(m[-1]), x0])\n'
+)
 RERAISE_ARGUMENTS = (
     0.0173,
     -0.6909566706983001,

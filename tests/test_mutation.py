@@ -54,7 +54,9 @@ def _caught(case) -> bool:
     return False
 
 
-@pytest.mark.parametrize(("primitive", "template", "token"), [(math.sin, flipped_sin, "sin("), (operator.mul, flipped_mul, " * ")])
+@pytest.mark.parametrize(
+    ("primitive", "template", "token"), [(math.sin, flipped_sin, "sin("), (operator.mul, flipped_mul, " * ")]
+)
 def test_a_flipped_rule_fails_the_corpus(primitive, template, token):
     cases = [case for case in CASES if _uses(case.function, token)][:8]
     assert len(cases) >= 3

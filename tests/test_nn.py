@@ -265,7 +265,10 @@ def test_gradient_matches_finite_differences(name):
     check_grad(function, *args, argnums=float_positions(args))
 
 
-@pytest.mark.parametrize("name", ["relu", "sigmoid", "conv2d", "max_pool2d", "batch_norm_train", "softmax_cross_entropy", "lstm_cell", "gru_cell"])
+@pytest.mark.parametrize(
+    "name",
+    ["relu", "sigmoid", "conv2d", "max_pool2d", "batch_norm_train", "softmax_cross_entropy", "lstm_cell", "gru_cell"],
+)
 def test_float32_gives_float32_gradients(name):
     function, make = CASES[name]
     args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in make()]
@@ -414,7 +417,8 @@ TORCH = {
     ).sum(),
     "softmax_cross_entropy": lambda logits: F.cross_entropy(logits, t(LABELS)),
     "lstm_cell": lambda x, h, c, w_ih, w_hh, b_ih, b_hh: sum(
-        (out * t(weight)).sum() for out, weight in zip(torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh), (W_H, W_C), strict=True)
+        (out * t(weight)).sum()
+        for out, weight in zip(torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh), (W_H, W_C), strict=True)
     ),
     "gru_cell": lambda x, h, w_ih, w_hh, b_ih, b_hh: (torch.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh) * t(W_H)).sum(),
 }
@@ -579,7 +583,8 @@ def test_dropout_mask_comes_from_the_seed():
     assert 0.15 < 1 - keep.mean() < 0.35
     np.testing.assert_array_equal(nn.dropout(x, 0.25, seed=11), y)
     gradient = cpsgrad.grad(dropout_loss)(x[:3, :4], 0.25)
-    np.testing.assert_allclose(gradient, np.where(nn.dropout(x[:3, :4], 0.25, seed=7) != 0, W_DROP / 0.75, 0.0), rtol=1e-15)
+    np.testing.assert_allclose(gradient, np.where(nn.dropout(x[:3, :4], 0.25, seed=7) != 0, W_DROP / 0.75, 0.0),
+                               rtol=1e-15)
     np.testing.assert_array_equal(nn.dropout(x, 0.5, seed=1, training=False), x)
 
 
@@ -653,7 +658,8 @@ def test_device_arrays_run_on_the_device(monkeypatch):
     same(nn.silu(to_device(x)), nn.silu(x))
     y = nn.silu(x)
     same(nn_backward.elementwise(to_device(g), "silu", *on_device(x, y)), nn_backward.elementwise(g, "silu", x, y))
-    same(nn_backward.dropout(*on_device(g, x), 0.5, seed=3, training=True), nn_backward.dropout(g, x, 0.5, seed=3, training=True))
+    same(nn_backward.dropout(*on_device(g, x), 0.5, seed=3, training=True),
+         nn_backward.dropout(g, x, 0.5, seed=3, training=True))
     gamma, beta, mean, var = normal(2), normal(2), np.zeros(2), np.ones(2)
     ours = nn_backward.batch_norm(*on_device(g, x, gamma, beta, mean, var), training=True, eps=1e-5)
     expected = nn_backward.batch_norm(g, x, gamma, beta, mean, var, training=True, eps=1e-5)
@@ -661,7 +667,8 @@ def test_device_arrays_run_on_the_device(monkeypatch):
         same(part, expected_part)
     logits, labels = normal(2, 3), np.array([0, 2])
     same(nn.softmax_cross_entropy(*on_device(logits, labels)), nn.softmax_cross_entropy(logits, labels))
-    same(nn_backward.softmax_cross_entropy(1.0, *on_device(logits, labels)), nn_backward.softmax_cross_entropy(1.0, logits, labels))
+    same(nn_backward.softmax_cross_entropy(1.0, *on_device(logits, labels)),
+         nn_backward.softmax_cross_entropy(1.0, logits, labels))
     images, w, b = normal(1, 1, 3, 3), normal(2, 1, 2, 2), normal(2)
     gy = normal(1, 2, 2, 2)
     params = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1}

@@ -110,14 +110,17 @@ def test_sorting_in_place_is_a_write():
     assert x.tolist() == [0.5, 1.0, 2.0, 3.0] and gradient.tolist() == [0.0, 0.0, 0.0, 1.0]
 
 
-@pytest.mark.parametrize(("function", "mode"), [(pads_by_median, "'median'"), (pads_by_a_function, "<function _mean_pad")])
+@pytest.mark.parametrize(
+    ("function", "mode"), [(pads_by_median, "'median'"), (pads_by_a_function, "<function _mean_pad")]
+)
 def test_pad_modes_without_a_derivative_are_refused(function, mode):
     with pytest.raises(cpsgrad.UnsupportedError, match=f"np.pad with mode {mode}"):
         cpsgrad.grad(function)(X)
 
 
 @pytest.mark.parametrize(
-    "function", [abs_of_a_complex_value, real_part_of_a_complex_exponential, imaginary_part_of_a_complex_value, cast_to_complex]
+    "function", [abs_of_a_complex_value, real_part_of_a_complex_exponential, imaginary_part_of_a_complex_value,
+                 cast_to_complex]
 )
 def test_complex_intermediates_of_reals_give_real_gradients(function):
     # the real part of each complex cotangent reaching a real value, as JAX's (tests/test_complex.py)

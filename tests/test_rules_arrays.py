@@ -122,11 +122,14 @@ SPECS = [
     S("where row mask, float", lambda x, y, w: np.sum(np.where(ROW_MASK, x, y) * w), [M, FLOAT]),
     S("where of a comparison", lambda x, w: np.sum(np.where(x > 0.0, x, 0.1 * x) * w), [M], apart=True),
     S("clip", lambda x, w: np.sum(np.clip(x, -0.5, 0.5) * w), [M], apart=True),
-    S("clip array bounds", lambda x, lo, hi, w: np.sum(np.clip(x, lo, hi) * w), [M, (4,), (3, 1)], ((-2.0, 2.0), (-1.5, -0.1), (0.1, 1.5)), apart=True),
-    S("clip float bounds", lambda x, lo, hi, w: np.sum(np.clip(x, lo, hi) * w), [M, FLOAT, FLOAT], ((-2.0, 2.0), (-1.5, -0.1), (0.1, 1.5)), apart=True),
+    S("clip array bounds", lambda x, lo, hi, w: np.sum(np.clip(x, lo, hi) * w),
+      [M, (4,), (3, 1)], ((-2.0, 2.0), (-1.5, -0.1), (0.1, 1.5)), apart=True),
+    S("clip float bounds", lambda x, lo, hi, w: np.sum(np.clip(x, lo, hi) * w),
+      [M, FLOAT, FLOAT], ((-2.0, 2.0), (-1.5, -0.1), (0.1, 1.5)), apart=True),
     S("clip lower only", lambda x, lo, w: np.sum(np.clip(x, lo, None) * w), [M, (4,)], apart=True),
     S("clip max keyword", lambda x, hi, w: np.sum(np.clip(x, max=hi) * w), [M, FLOAT], apart=True),
-    S("x.clip", lambda x, lo, hi, w: np.sum(x.clip(lo, hi) * w), [M, FLOAT, (4,)], ((-2.0, 2.0), (-1.5, -0.1), (0.1, 1.5)), apart=True),
+    S("x.clip", lambda x, lo, hi, w: np.sum(x.clip(lo, hi) * w),
+      [M, FLOAT, (4,)], ((-2.0, 2.0), (-1.5, -0.1), (0.1, 1.5)), apart=True),
     S("x.clip(max=)", lambda x, w: np.sum(x.clip(max=0.5) * w), [M], apart=True),
     # reductions: axis None, int, negative, tuple; keepdims; 0-d arrays, floats and lists
     S("sum", lambda x, w: np.sum(x) * w, [M]),
@@ -145,7 +148,8 @@ SPECS = [
     S("x.mean", lambda x, w: np.sum(x.mean(-1) * w), [M]),
     S("max", lambda x, w: np.max(x) * w, [M], apart=True),
     S("max axis 0", lambda x, w: np.sum(np.max(x, axis=0) * w), [M], apart=True),
-    S("max axis tuple keepdims", lambda x, w: np.sum(np.max(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 4)], apart=True),
+    S("max axis tuple keepdims", lambda x, w: np.sum(np.max(x, axis=(0, 2), keepdims=True) * w),
+      [(2, 3, 4)], apart=True),
     S("min axis -1", lambda x, w: np.sum(np.min(x, axis=-1) * w), [M], apart=True),
     S("amax", lambda x, w: np.sum(np.amax(x, 1) * w), [M], apart=True),
     S("amin keepdims", lambda x, w: np.sum(np.amin(x, axis=0, keepdims=True) * w), [M], apart=True),
@@ -153,7 +157,8 @@ SPECS = [
     S("x.min()", lambda x, w: x.min() * w, [M], apart=True),
     S("prod", lambda x, w: np.prod(x) * w, [(2, 3)], (0.5, 1.5)),
     S("prod axis -1", lambda x, w: np.sum(np.prod(x, axis=-1) * w), [(2, 3, 4)], (0.5, 1.5)),
-    S("prod axis tuple keepdims", lambda x, w: np.sum(np.prod(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 4)], (0.5, 1.5)),
+    S("prod axis tuple keepdims", lambda x, w: np.sum(np.prod(x, axis=(0, 2), keepdims=True) * w),
+      [(2, 3, 4)], (0.5, 1.5)),
     S("prod mixed signs", lambda x, w: np.sum(np.prod(x, axis=0) * w), [M], (-1.5, 1.5)),
     S("x.prod", lambda x, w: np.sum(x.prod(0) * w), [M], (0.5, 1.5)),
     S("var", lambda x, w: np.var(x) * w, [M]),
@@ -170,7 +175,8 @@ SPECS = [
     S("norm ord 2 axis", lambda x, w: np.sum(np.linalg.norm(x, 2, 0) * w), [M], apart=True),
     S("norm ord 3 vector", lambda x, w: np.linalg.norm(x, 3) * w, [(5,)], apart=True),
     S("norm ord 1 axis", lambda x, w: np.sum(np.linalg.norm(x, 1, axis=1) * w), [M], apart=True),
-    S("norm ord 0.5 axis keepdims", lambda x, w: np.sum(np.linalg.norm(x, 0.5, 0, True) * w), [M], (0.5, 2.0), apart=True),
+    S("norm ord 0.5 axis keepdims", lambda x, w: np.sum(np.linalg.norm(x, 0.5, 0, True) * w),
+      [M], (0.5, 2.0), apart=True),
     S("norm ord inf vector", lambda x, w: np.linalg.norm(x, np.inf) * w, [(5,)], apart=True),
     S("norm ord -inf axis", lambda x, w: np.sum(np.linalg.norm(x, -np.inf, axis=0) * w), [M], apart=True),
     # matrix norms of SVDs: x plus a matrix of distinct singular values 6, 4, 2, x small, so that
@@ -254,7 +260,8 @@ SPECS = [
     S("arange", lambda a, s, w: np.sum(np.arange(a, 2.0, s) * w), [FLOAT, FLOAT], ((0.1, 0.3), (0.5, 0.55))),
     # sequences of arrays
     S("concatenate", lambda x, y, w: np.sum(np.concatenate((x, y)) * w), [M, (2, 4)]),
-    S("concatenate list axis -1", lambda x, y, z, w: np.sum(np.concatenate([x, y, z], axis=-1) * w), [M, (3, 1), (3, 2)]),
+    S("concatenate list axis -1", lambda x, y, z, w: np.sum(np.concatenate([x, y, z], axis=-1) * w),
+      [M, (3, 1), (3, 2)]),
     S("concatenate axis None", lambda x, y, w: np.sum(np.concatenate((x, y), axis=None) * w), [M, (5,)]),
     S("concatenate a list of floats", lambda x, a, b, w: np.sum(np.concatenate((x, [a, b])) * w), [(3,), FLOAT, FLOAT]),
     S("concatenate axis 1", lambda x, y, w: np.sum(np.concatenate((x, y), axis=1) * w), [M, (3, 2)]),
@@ -414,7 +421,8 @@ def _called(function: Callable) -> set:
     for instruction in dis.get_instructions(function):
         if instruction.opname == "LOAD_GLOBAL":  # a module (np, scipy.special), a function imported by name, an object
             value = function.__globals__.get(instruction.argval, getattr(builtins, instruction.argval, None))
-        elif instruction.opname.startswith("LOAD_DEREF") and instruction.argval in code.co_freevars:  # a closure's value
+        # a closure's value
+        elif instruction.opname.startswith("LOAD_DEREF") and instruction.argval in code.co_freevars:
             value = function.__closure__[code.co_freevars.index(instruction.argval)].cell_contents
         elif instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF")):  # a local: an array
             value = np.ndarray
@@ -432,7 +440,8 @@ def _called(function: Callable) -> set:
 
 def test_every_numpy_rule_has_a_spec():
     covered = set().union(*(_called(spec.function) for spec in SPECS))
-    missing = [getattr(p, "__qualname__", repr(p)) for key, p in _differentiable_primitives().items() if key not in covered]
+    missing = [getattr(p, "__qualname__", repr(p))
+               for key, p in _differentiable_primitives().items() if key not in covered]
     assert not missing, f"numpy rules without a spec: {missing}"
 
 
@@ -749,11 +758,18 @@ _BINARY = [
 ]
 ZERO_CASES = (
     [(op, _unused(op), (X,)) for op in _UNARY]
-    + [(op, _unused_pair(op), (X, X[::-1])) for op in _BINARY if op not in (np.matmul, np.dot, np.ndarray.dot, np.inner, np.outer)]
+    + [
+        (op, _unused_pair(op), (X, X[::-1]))
+        for op in _BINARY
+        if op not in (np.matmul, np.dot, np.ndarray.dot, np.inner, np.outer)
+    ]
     + [(op, _unused_pair(op), (X, X.T)) for op in (np.matmul, np.dot, np.ndarray.dot)]
     + [(op, _unused_pair(op), (V, V)) for op in (np.inner, np.outer, np.linspace)]
     + [(op, _unused_triple(op), (X, V, V + 0.5)) for op in (np.clip, np.ndarray.clip)]
-    + [(op, _unused_reduction(op, (0, -1), True), (X,)) for op in (np.sum, np.mean, np.max, np.prod, np.var, np.std, np.linalg.norm)]
+    + [
+        (op, _unused_reduction(op, (0, -1), True), (X,))
+        for op in (np.sum, np.mean, np.max, np.prod, np.var, np.std, np.linalg.norm)
+    ]
     + [(op, _unused_reduction(op, 1, False), (X,)) for op in (np.ndarray.sum, np.ndarray.min, np.ndarray.mean)]
     + [(op, _unused_sequence(op), (X, X)) for op in (np.concatenate, np.stack, np.hstack, np.vstack)]
     + [
@@ -782,9 +798,15 @@ ZERO_CASES = (
 ZERO_CASES += gather("ZERO_CASES")
 
 
-@pytest.mark.parametrize(("op", "function", "arguments"), ZERO_CASES, ids=[f"{getattr(op, '__qualname__', op)}-{i}" for i, (op, _, _) in enumerate(ZERO_CASES)])
+@pytest.mark.parametrize(
+    ("op", "function", "arguments"),
+    ZERO_CASES,
+    ids=[f"{getattr(op, '__qualname__', op)}-{i}" for i, (op, _, _) in enumerate(ZERO_CASES)],
+)
 def test_an_unused_result_passes_the_symbolic_zero(op, function, arguments):
-    argnums = tuple(i for i, a in enumerate(arguments) if type(a) is float or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+    argnums = tuple(
+        i for i, a in enumerate(arguments) if type(a) is float or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    )
     with np.errstate(all="ignore"):  # the unused results are infinite or NaN in places
         value, gradients = cpsgrad.value_and_grad(function, argnums=argnums)(*arguments, False)
         assert _same(value, function(*arguments, False))
@@ -795,7 +817,8 @@ def test_an_unused_result_passes_the_symbolic_zero(op, function, arguments):
 
 def test_every_numpy_rule_meets_the_symbolic_zero():
     covered = {_key(op) for op, _, _ in ZERO_CASES}
-    missing = [getattr(p, "__qualname__", repr(p)) for key, p in _differentiable_primitives().items() if key not in covered]
+    missing = [getattr(p, "__qualname__", repr(p))
+               for key, p in _differentiable_primitives().items() if key not in covered]
     assert not missing, f"numpy rules without a symbolic-zero case: {missing}"
 
 
@@ -816,13 +839,21 @@ NOT_DIFFERENTIABLE = [
     lambda x: np.sum(x) + np.sum(np.isclose(x, 0.5)) + float(np.allclose(x, x)) + float(np.array_equal(x, x)),
     lambda x: np.sum(x) + np.sum(np.equal(x, 0.5)) + np.sum(np.not_equal(x, 0.5)) + np.sum(np.less(x, 0.5)),
     lambda x: np.sum(x) + np.sum(np.less_equal(x, 0.5)) + np.sum(np.greater(x, 0.5)) + np.sum(np.greater_equal(x, 0.5)),
-    lambda x: np.sum(x) + np.sum(np.logical_and(x, x)) + np.sum(np.logical_or(x, x)) + np.sum(np.logical_xor(x, x)) + np.sum(np.logical_not(x)),
+    lambda x: (
+        np.sum(x)
+        + np.sum(np.logical_and(x, x))
+        + np.sum(np.logical_or(x, x))
+        + np.sum(np.logical_xor(x, x))
+        + np.sum(np.logical_not(x))
+    ),
     lambda x: np.sum(x) + np.shape(x)[0] + np.ndim(x) + np.size(x) + x.ndim + x.size + x.shape[1],
     lambda x: np.sum(x) + float(np.any(x)) + float(np.all(x)) + float(x.any()) + float(x.all()),
     lambda x: np.sum(x) + float(len(np.nonzero(x)[0])) + float(len(x.nonzero()[0])) + float(np.count_nonzero(x)),
     lambda x: np.sum(x) + float(len(np.flatnonzero(x))) + float(len(np.where(x)[0])),
     lambda x: np.sum(x) + np.sum(np.searchsorted(np.ravel(x), 0.5)) + np.sum(np.digitize(x, np.array([0.5]))),
-    lambda x: np.sum(x) + np.sum(np.zeros(3, dtype=x.dtype)) + np.sum(x.astype(np.int64)) + np.sum(np.array(x, dtype=int)),
+    lambda x: (
+        np.sum(x) + np.sum(np.zeros(3, dtype=x.dtype)) + np.sum(x.astype(np.int64)) + np.sum(np.array(x, dtype=int))
+    ),
 ]
 
 
@@ -865,7 +896,9 @@ def _spec(name: str) -> Spec:
     return next(spec for spec in SPECS if spec.name == name)
 
 
-@pytest.mark.parametrize(("primitive", "template", "name"), [(np.tanh, _wrong_tanh, "tanh"), (np.add, _one_row_add, "add")])
+@pytest.mark.parametrize(
+    ("primitive", "template", "name"), [(np.tanh, _wrong_tanh, "tanh"), (np.add, _one_row_add, "add")]
+)
 def test_a_wrong_rule_fails_the_checker(primitive, template, name):
     spec = _spec(name)
     inputs = tuple(np.linspace(0.1, 0.9, math.prod(shape)).reshape(shape) for shape in spec.shapes)

@@ -163,7 +163,8 @@ REFUSED = [
     (complement_vectors, (np.arange(6.0).reshape(3, 2),), "np.linalg.svd's singular vectors beyond min(m, n)"),
     (raw_qr, (SIGMA,), "np.linalg.qr(mode='raw')"),
     (banded_solve, (SIGMA, POINT), "scipy.linalg.solve(assume_a='tridiagonal')"),
-    (complex_sqrtm, (-np.eye(2),), "scipy.linalg.sqrtm of a matrix with a repeated eigenvalue on the negative real axis"),
+    (complex_sqrtm, (-np.eye(2),),
+     "scipy.linalg.sqrtm of a matrix with a repeated eigenvalue on the negative real axis"),
     (complex_root_of_a_complex_matrix, (np.diag([-1.0, 2.0]),),
      "scipy.linalg.sqrtm of a matrix with an eigenvalue on the negative real axis"),
 ]

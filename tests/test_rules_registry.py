@@ -166,7 +166,8 @@ def test_a_backward_that_does_not_accumulate_is_refused_at_registration():
         y_d = yield y
         z_d = y_d * 3.0  # noqa: F841
 
-    with pytest.raises(RuleError, match=r"assigns \(.*\): after yield, each statement must accumulate .*`z_d = y_d \* 3.0`"):
+    with pytest.raises(RuleError,
+                       match=r"assigns \(.*\): after yield, each statement must accumulate .*`z_d = y_d \* 3.0`"):
         cpsgrad.rule(triple)(assigns)
     assert not TABLE.rules_for(triple)
 

@@ -44,7 +44,8 @@ def test_a_mixture_models_gradient_matches_jax():
         densities = jsp.stats.norm.logpdf(data[:, None], means, jnp.exp(log_scales))
         return jnp.sum(jsp.special.logsumexp(densities + log_weights, axis=1))
 
-    value, gradients = cpsgrad.value_and_grad(mixture_log_likelihood, argnums=(0, 1, 2))(means, log_scales, logits, data)
+    value, gradients = cpsgrad.value_and_grad(mixture_log_likelihood, argnums=(0, 1, 2))(
+        means, log_scales, logits, data)
     assert value == mixture_log_likelihood(means, log_scales, logits, data)
     with jax.enable_x64(True):
         expected = jax.grad(reference, argnums=(0, 1, 2))(means, log_scales, logits)
@@ -235,12 +236,19 @@ def test_public_names():
 
 
 def test_advice_names_the_public_name_and_a_function_that_has_a_rule():
-    assert advice(scipy.special.zeta, "zeta") == "no derivative rule for zeta; declare one with @cpsgrad.rule(scipy.special.zeta)"
+    assert (
+        advice(scipy.special.zeta, "zeta")
+        == "no derivative rule for zeta; declare one with @cpsgrad.rule(scipy.special.zeta)"
+    )
     assert advice(scipy.stats.norm.ppf, "norm.ppf").endswith("@cpsgrad.rule(scipy.stats.norm.ppf)")
-    assert advice(logsumexp, "logsumexp") == "no derivative rule for logsumexp fits these arguments; see cpsgrad.rule to add one"
+    assert (
+        advice(logsumexp, "logsumexp")
+        == "no derivative rule for logsumexp fits these arguments; see cpsgrad.rule to add one"
+    )
     method = Spring(1.0).energy
     assert advice(method, "s.energy").endswith(
-        "@cpsgrad.rule(s.energy) (this object's method), or @cpsgrad.rule(tests.test_rules_scipy.Spring.energy) for every instance"
+        "@cpsgrad.rule(s.energy) (this object's method), or @cpsgrad.rule(tests.test_rules_scipy.Spring.energy) for "
+        "every instance"
     )
     assert advice(_own_erf, "erf").endswith("; math.erf and scipy.special.erf have one")  # of the same name
 
@@ -256,7 +264,8 @@ def test_a_call_site_refusal_gives_the_advice():
     def calls(f, v, x):
         return f(v, x)
 
-    with pytest.raises(cpsgrad.NoRuleError, match=r"call of f: .*declare one with @cpsgrad\.rule\(scipy\.special\.struve\)"):
+    with pytest.raises(cpsgrad.NoRuleError,
+                       match=r"call of f: .*declare one with @cpsgrad\.rule\(scipy\.special\.struve\)"):
         cpsgrad.grad(calls, argnums=2)(scipy.special.struve, 1.0, 0.5)
 
 

@@ -74,7 +74,8 @@ def _cases(module):
         (cpsgrad.grad(module.closures, argnums=(0, 1)), (x, 0.7)),
         (cpsgrad.grad(module.arrays, argnums=(0, 1)), (x, w)),
         (cpsgrad.value_and_grad(module.looped), (0.2, 25)),
-        (cpsgrad.grad(module.closures, argnums=(0, 1), debug_nans=True), (x, 0.3)),  # watched: each thread its own tracer
+        # watched: each thread its own tracer
+        (cpsgrad.grad(module.closures, argnums=(0, 1), debug_nans=True), (x, 0.3)),
     ]
 
 
@@ -86,7 +87,8 @@ def _same(a, b) -> bool:
 
 def test_eight_threads_give_the_serial_results(tmp_path):
     serial = [gradient(*args) for gradient, args in _cases(_module(tmp_path / "serial_threads.py", "serial_threads"))]
-    shared = _cases(_module(tmp_path / "shared_threads.py", "shared_threads"))  # transformed on first calls, in the threads
+    # transformed on first calls, in the threads
+    shared = _cases(_module(tmp_path / "shared_threads.py", "shared_threads"))
     count, rounds = 8, 3
     start = threading.Barrier(count)
     results: list = [None] * count

@@ -223,7 +223,8 @@ def test_a_callee_writing_into_the_top_level_argument_changes_it_as_python_does(
 @pytest.mark.parametrize(
     ("function", "message"),
     [
-        (passes_and_reads, "doubles writes into the array of its parameter v, and what this call passes for it is read"),
+        (passes_and_reads,
+         "doubles writes into the array of its parameter v, and what this call passes for it is read"),
         (passes_one_array_twice, "is also passed as argument 2"),
     ],
 )
@@ -378,7 +379,8 @@ def reads_what_it_passed(x, w):
 def test_a_parameter_passed_to_a_writing_callee_asks_the_caller_in_turn():
     x = np.array([0.3, 0.7, 1.1])
     check_grad(owns_what_it_passes, x, 1.5, argnums=(0, 1))
-    with pytest.raises(cpsgrad.UnsupportedError, match="call of passes_its_parameter_on: passes_its_parameter_on writes"):
+    with pytest.raises(cpsgrad.UnsupportedError,
+                       match="call of passes_its_parameter_on: passes_its_parameter_on writes"):
         cpsgrad.grad(reads_what_it_passed)(x, 1.5)
     given, expected = x.copy(), x.copy()
     gradient = cpsgrad.grad(passes_it_on_twice_removed, argnums=1)(given, 1.5)

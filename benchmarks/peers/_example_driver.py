@@ -106,7 +106,8 @@ def main(example: str, out: str, steps: int) -> None:
     except BaseException as error:  # noqa: BLE001 - reported to the runner, which classifies
         outcome = {"status": "raised", "kind": type(error).__name__, "module": type(error).__module__,
                    "message": str(error)[:500], "traceback": "".join(traceback.format_exception(error))[-6000:],
-                   "cpsgrad_error": _is_cpsgrad_error(error), "function_fails": getattr(error, "__peer_function_fails__", False)}
+                   "cpsgrad_error": _is_cpsgrad_error(error),
+                   "function_fails": getattr(error, "__peer_function_fails__", False)}
     outcome["gradients"] = recorded
     with open(out, "wb") as handle:
         pickle.dump(outcome, handle)

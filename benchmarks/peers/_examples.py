@@ -66,7 +66,9 @@ def classify(reference: dict, ours: dict) -> tuple[str, str]:
         same = reference["status"] == "raised" and reference["kind"] == ours["kind"]
         if same or ours.get("function_fails"):
             return "error", f"{ours['kind']}: {ours['message'][:100]} (also under autograd: {same})"
-        inside = "/cpsgrad/" in ours["traceback"] or "<cpsgrad" in ours["traceback"] or "/transforms/" in ours["traceback"]
+        inside = (
+            "/cpsgrad/" in ours["traceback"] or "<cpsgrad" in ours["traceback"] or "/transforms/" in ours["traceback"]
+        )
         return ("crash" if inside else "error"), f"{ours['kind']}: {ours['message'][:120]}"
     if ours["status"] in ("timeout", "died"):
         return "crash" if reference["status"] not in ("timeout", "died") else "error", ours["status"]

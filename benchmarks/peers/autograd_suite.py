@@ -41,7 +41,8 @@ ORDER = ["wrong", "crash", "assertion", "error", "timeout", "collection error", 
 
 #: Failures read by hand and found to test autograd itself, not a gradient (node id prefix: why).
 TRIAGED = {
-    "test_wrappers.py::test_custom_where_dtypes": "autograd's np.where keeps Python types; numpy's returns numpy scalars",
+    "test_wrappers.py::test_custom_where_dtypes": "autograd's np.where keeps Python types; numpy's returns numpy "
+                                                  "scalars",
     "test_wrappers.py::test_wrapped_name_and_docs": "autograd's names and docstrings of grad",
     "test_numpy.py::test_make_diagonal": "np.make_diagonal is autograd's own function",
     "test_numpy.py::test_diagonal": "np.make_diagonal is autograd's own function",

@@ -443,7 +443,9 @@ def report(verdicts: list[Verdict], origin: str, real_tangent: bool, seconds: fl
     for verdict in sorted(verdicts, key=lambda v: (ORDER.index(v.kind), v.name)):
         autograd = ", ".join(f"{k} {n}" for k, n in sorted(verdict.autograd.items()))
         note = " ".join(verdict.reason.split())[:300].replace("|", "\\|")
-        lines.append(f"| {verdict.name} | {verdict.kind} | {verdict.inputs} | {verdict.checked} | {autograd} | {note} |")
+        lines.append(
+            f"| {verdict.name} | {verdict.kind} | {verdict.inputs} | {verdict.checked} | {autograd} | {note} |"
+        )
     return "\n".join(lines)
 
 

@@ -116,11 +116,11 @@ SUPPORTED: dict[str, frozenset[str] | str] = {
         {"det", "inv", "matrix_norm", "matrix_power", "slogdet", "solve", "vector_norm"}
     ),
     # eigenvectors and singular vectors: a loss that depends on their phase is refused (the module's docstring)
-    "cpsgrad.rules.numpy.linalg_decompositions": frozenset(
-        {"eig", "eigh", "eigvals", "eigvalsh", "svd", "svdvals"}
-    ),
+    "cpsgrad.rules.numpy.linalg_decompositions": frozenset({"eig", "eigh", "eigvals", "eigvalsh", "svd", "svdvals"}),
     "cpsgrad.rules.numpy.nan_reductions": frozenset({"nancumprod", "nancumsum", "nanmean", "nanprod", "nansum"}),
-    "cpsgrad.rules.numpy.reductions": frozenset({"cumsum", "extremum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}),
+    "cpsgrad.rules.numpy.reductions": frozenset(
+        {"cumsum", "extremum", "mean", "norm", "prod", "std", "sum_", "trace", "var"}
+    ),
     "cpsgrad.rules.numpy.sorting": frozenset({"choose", "select", "take", "take_along_axis"}),
     "cpsgrad.rules.scipy.linalg": frozenset({"sqrtm"}),  # holomorphic: the Sylvester equation transposed
     "cpsgrad.rules.scipy.special": frozenset({"erf", "erfc"}),  # holomorphic formulas

@@ -289,7 +289,8 @@ def array_log_for_power(base):
         return _device.array_log_for_power(base)
     base = np.asarray(base)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(base == 0, 0.0, np.log(np.where(base == 0, 1.0, base))).astype(np.result_type(base, 1.0), copy=False)
+        return np.where(base == 0, 0.0, np.log(np.where(base == 0, 1.0, base))).astype(np.result_type(base, 1.0),
+                                                                                       copy=False)
 
 
 def array_sign(x):

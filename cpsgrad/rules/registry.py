@@ -35,7 +35,8 @@ TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its para
 #: without an adjoint (`np.var(x, ddof=x[0])`, batch_norm's `eps`, an axis) is refused at its call:
 #: its gradient would be dropped (transforms/adjoint/forward.py).
 PIECEWISE_CONSTANT = frozenset(
-    {"y", "a", "stop", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices", "condition", "self"}
+    {"y", "a", "stop", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices", "condition",
+     "self"}
 )
 
 
@@ -328,7 +329,8 @@ def advice(primitive: object, label: str) -> str:
     text = f"no derivative rule for {label}; declare one with @cpsgrad.rule({name})"
     if type(primitive) is types.MethodType and public_name(owner) is None and not isinstance(owner, type):
         function = primitive.__func__  # a method of an object with no public name: the class's function serves all
-        text += f" (this object's method), or @cpsgrad.rule({public_name(function) or function.__qualname__}) for every instance"
+        text += (f" (this object's method), or @cpsgrad.rule({public_name(function) or function.__qualname__}) "
+                 "for every instance")
     if _distribution(getattr(owner, "dist", None)):  # a frozen distribution's method
         method = getattr(owner.dist, primitive.__name__, None)
         if method is not None and TABLE.rules_for(method):
@@ -345,7 +347,11 @@ def public_name(value: object) -> str | None:
     private parts, `scipy.special.logsumexp`; `scipy.stats.norm.logpdf` for a method bound to
     `scipy.stats.norm`), else its defining module's; None for an object with no such name."""
     owner = getattr(value, "__self__", None)
-    if type(value) in (types.MethodType, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+    if (
+        type(value) in (types.MethodType, types.BuiltinMethodType)
+        and owner is not None
+        and not isinstance(owner, types.ModuleType)
+    ):
         base = public_name(owner)
         return f"{base}.{value.__name__}" if base is not None else None
     qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
@@ -359,11 +365,15 @@ def public_name(value: object) -> str | None:
         for candidate in modules:
             if _attribute(sys.modules.get(candidate), qualname) is value:
                 return qualname if candidate == "__main__" else f"{candidate}.{qualname}"
-        return f"{module}.{qualname}" if isinstance(module, str) and module not in ("builtins", "__main__") else qualname
+        return (
+            f"{module}.{qualname}" if isinstance(module, str) and module not in ("builtins", "__main__") else qualname
+        )
     kind = type(value).__module__  # an instance (scipy.stats.norm): a public module's name for it
     for candidate in _public_modules(kind)[:-1]:
         found = sys.modules.get(candidate)
-        name = next((n for n, v in vars(found).items() if v is value and not n.startswith("_")), None) if found else None
+        name = (
+            next((n for n, v in vars(found).items() if v is value and not n.startswith("_")), None) if found else None
+        )
         if name is not None:
             return f"{candidate}.{name}"
     return None
@@ -391,16 +401,26 @@ def _distribution(value) -> bool:
     return any(isinstance(value, kind) for kind in classes if isinstance(kind, type))
 
 
-_DISTRIBUTIONS = (("scipy.stats._distn_infrastructure", "rv_generic"), ("scipy.stats._multivariate", "multi_rv_generic"))
+_DISTRIBUTIONS = (("scipy.stats._distn_infrastructure", "rv_generic"),
+                  ("scipy.stats._multivariate", "multi_rv_generic"))
 
 
 def _same_function(candidate, primitive) -> bool:
     """A function of another module with `primitive`'s name (math.erf for scipy.special.erf), not
     a method (every distribution has its logpdf)."""
-    if candidate is primitive or getattr(candidate, "__self__", None) is not None and not isinstance(candidate.__self__, types.ModuleType):
+    if (
+        candidate is primitive
+        or getattr(candidate, "__self__", None) is not None
+        and not isinstance(candidate.__self__, types.ModuleType)
+    ):
         return False
     name = getattr(primitive, "__name__", None)
-    return isinstance(name, str) and getattr(candidate, "__name__", None) == name and not isinstance(candidate, type) and "." not in (getattr(candidate, "__qualname__", name) or name)
+    return (
+        isinstance(name, str)
+        and getattr(candidate, "__name__", None) == name
+        and not isinstance(candidate, type)
+        and "." not in (getattr(candidate, "__qualname__", name) or name)
+    )
 
 
 def not_differentiable(primitive: Callable, name: str | None = None) -> Callable:

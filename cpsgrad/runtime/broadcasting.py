@@ -57,7 +57,8 @@ def unbroadcast(adjoint, like):
         return like.dtype.type(adjoint.sum() if type(adjoint) is _ndarray else adjoint)
     if isinstance(like, (list, tuple)):
         if isinstance(adjoint, SequenceAdjoint) and len(adjoint) != len(like):
-            raise UnsupportedError(None, "an operator combining a differentiable tuple or list with another sequence", SEQUENCE_ADVICE)
+            raise UnsupportedError(None, "an operator combining a differentiable tuple or list with another sequence",
+                                   SEQUENCE_ADVICE)
         if isinstance(adjoint, (_ndarray, np.generic)):  # numpy read the sequence as an array
             return _as_sequence_adjoint(adjoint, like)
         return adjoint

@@ -88,9 +88,12 @@ class _Slot:
 class Plan:
     """How one call site's arguments reach one function's parameters, and the programs run."""
 
-    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct", "table_version", "programs", "captured", "default_names", "environment", "positional", "guard", "packs", "fan")
+    __slots__ = ("function", "code", "prefix", "keyword_names", "order", "defaults", "argnums", "direct",
+                 "table_version", "programs", "captured", "default_names", "environment", "positional", "guard",
+                 "packs", "fan")
 
-    def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool, captured: int = 0, default_names=(), environment: int = 0):
+    def __init__(self, function, prefix: int, keyword_names, order, defaults, argnums, direct: bool, captured: int = 0,
+                 default_names=(), environment: int = 0):
         self.function = function
         self.code = function.__code__  # a changed code object is transformed again
         self.prefix = prefix  # how many values the target binds before the call's arguments
@@ -112,7 +115,8 @@ class Plan:
         return self.table_version == TABLE.version and self.code is callee_code and (self.guard is None or self.guard())
 
 
-def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...], callee_active: bool = False) -> Plan:
+def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], active: tuple[int, ...],
+         callee_active: bool = False) -> Plan:
     """Bind a call of `target` with `positional` positional arguments and keyword arguments
     `keywords` (site order, then the target's own) to its parameters; TypeError as Python's.
 
@@ -120,12 +124,15 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
     called value is differentiable (`callee_active`), it is differentiated with respect to them
     and to the parameters its defaults fill, whose adjoints make the closure's."""
     function = target.function
-    own = list(dict.fromkeys(name for name, _ in target.keywords if name not in keywords))  # an outer partial's keyword overrides an inner one's
+    # an outer partial's keyword overrides an inner one's
+    own = list(dict.fromkeys(name for name, _ in target.keywords if name not in keywords))
     keyword_names = (*keywords, *own)
     count = len(target.prefix) + positional
     slots = [_Slot(i) for i in range(count + len(keyword_names))]
     try:
-        bound = inspect.signature(function, follow_wrapped=False).bind(*slots[:count], **dict(zip(keyword_names, slots[count:], strict=True)))
+        bound = inspect.signature(function, follow_wrapped=False).bind(
+            *slots[:count], **dict(zip(keyword_names, slots[count:], strict=True))
+        )
     except TypeError as error:
         raise TypeError(f"{function.__qualname__}(): {error}") from None
     bound.apply_defaults()
@@ -142,22 +149,30 @@ def plan(target: targets.Target, positional: int, keywords: tuple[str, ...], act
             order.append(captured + len(slots) + len(defaults))
             defaults.append(value)
             default_names.append(name)
-    spread = starred.packs(code, bound, captured, captured + len(slots) + len(defaults), order) if code.co_flags & _SPREAD else ()
-    if spread and callee_active and target.partials and not all(captured + j in order for j in range(len(target.prefix))):
-        raise UnsupportedError(None, f"call of a partial of {function.__qualname__}", "differentiating the arguments a partial binds to *args is not supported; pass them in the call")
-    values = [captured + (len(target.prefix) + i if i < positional else count + keyword_names.index(keywords[i - positional])) for i in active]
+    spread = (starred.packs(code, bound, captured, captured + len(slots) + len(defaults), order)
+              if code.co_flags & _SPREAD else ())
+    if spread and callee_active and target.partials and not all(
+            captured + j in order for j in range(len(target.prefix))):
+        raise UnsupportedError(
+            None, f"call of a partial of {function.__qualname__}",
+            "differentiating the arguments a partial binds to *args is not supported; pass them in the call")
+    values = [captured + (len(target.prefix) + i if i < positional
+                          else count + keyword_names.index(keywords[i - positional])) for i in active]
     environment: list[int] = []
     if callee_active and target.captured is not None:
         environment = [*range(captured), *(order.index(captured + len(slots) + j) for j in range(len(defaults)))]
     if callee_active and target.partials:  # their bound arguments, and keywords the call leaves them
         environment += [order.index(captured + j) for j in range(len(target.prefix))]
-        environment += [order.index(captured + count + keyword_names.index(name)) for name in _layer_keywords(target.partials, keywords)]
+        environment += [order.index(captured + count + keyword_names.index(name))
+                        for name in _layer_keywords(target.partials, keywords)]
     if callee_active and target.instance:  # a method of a differentiable object: its instance too, last
         environment.append(order.index(captured))
-    reached, fan = starred.fan(order, values, spread, captured + len(slots) + len(defaults)) if spread else ((*(order.index(v) for v in values),), None)
+    reached, fan = (starred.fan(order, values, spread, captured + len(slots) + len(defaults)) if spread
+                    else ((*(order.index(v) for v in values),), None))
     argnums = (*environment, *reached)
     direct = not captured and not keyword_names and not defaults and order == list(range(count))
-    found = Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured, tuple(default_names), len(environment))
+    found = Plan(function, len(target.prefix), keyword_names, tuple(order), tuple(defaults), argnums, direct, captured,
+                 tuple(default_names), len(environment))
     found.positional = positional
     found.packs, found.fan = spread, fan
     return found
@@ -172,11 +187,14 @@ class CallSite:
     `site.call(callee, k, *arguments, **keywords)`, which returns what `k` returned, then the
     adjoints of the differentiable arguments in the call's order."""
 
-    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active", "nested", "consumable")
+    __slots__ = ("label", "location", "active", "keywords", "functions", "methods", "others", "call", "callee_active",
+                 "nested", "consumable")
 
-    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int, keywords: tuple[str, ...], callee_active: bool = False, consumable: tuple[bool, ...] = ()):
+    def __init__(self, label: str, location: SourceLocation | None, active: tuple[int, ...], positional: int,
+                 keywords: tuple[str, ...], callee_active: bool = False, consumable: tuple[bool, ...] = ()):
         self.label = label  # the callee as the call names it, for messages
-        self.consumable = consumable  # per argument: whether the callee may write into it (transforms/analysis/aliasing.py)
+        # per argument: whether the callee may write into it (transforms/analysis/aliasing.py)
+        self.consumable = consumable
         self.location = location
         self.active = active  # which arguments (positional, then keywords) are differentiable
         self.keywords = keywords
@@ -218,9 +236,11 @@ class CallSite:
             every = values + tuple([keywords[name] for name in found.keyword_names]) + found.defaults
             every += starred.packed(found.packs, every) if found.packs else ()
             parameters = tuple([every[i] for i in found.order])
-        if target.captured is not None and not target.prefix and not target.keywords and not self.keywords and len(arguments) == found.positional and not found.packs:
+        if (target.captured is not None and not target.prefix and not target.keywords and not self.keywords
+                and len(arguments) == found.positional and not found.packs):
             self.nested[target.function.__code__] = found  # later calls of its closures: call_nested
-        if not found.direct or target.prefix or target.captured is not None:  # parameters that are not the call's arguments must not take their loans
+        # parameters that are not the call's arguments must not take their loans
+        if not found.direct or target.prefix or target.captured is not None:
             k = withdrawing(k, arguments + tuple((keywords or {}).values()))
         result = self.run(found, parameters, k)
         result = starred.fanned(found, result) if found.fan is not None else result
@@ -238,7 +258,9 @@ class CallSite:
         environment = result[1:split]
         if target.instance:  # a bound method's adjoint is its instance's
             if target.captured is not None or target.partials:
-                raise UnsupportedError(self.location, f"call of {self.label}", "differentiating a method that is a closure is not supported; define it at class level")
+                raise UnsupportedError(
+                    self.location, f"call of {self.label}",
+                    "differentiating a method that is a closure is not supported; define it at class level")
             return (result[0], environment[-1], *result[split:])
         adjoint = 0.0
         own = len(found.default_names) + found.captured if target.captured is not None else 0
@@ -250,7 +272,8 @@ class CallSite:
             for layer in target.partials:
                 arguments.append(environment[position : position + len(layer.args)])
                 position += len(layer.args)
-            given = dict(zip(_layer_keywords(target.partials, self.keywords, layers=True), environment[position:], strict=True))
+            given = dict(zip(_layer_keywords(target.partials, self.keywords, layers=True), environment[position:],
+                             strict=True))
             for index, layer in enumerate(target.partials):
                 keywords = tuple(given.get((index, name), 0.0) for name in layer.keywords)
                 adjoint = partial_adjoint(adjoint, arguments[index], keywords)
@@ -324,7 +347,8 @@ class CallSite:
 
     def program(self, found: Plan, argument_kinds: tuple[str, ...], argnums: tuple[int, ...] | None = None):
         try:
-            made = _TRANSFORMER.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds, every_parameter=True)
+            made = _TRANSFORMER.transform(found.function, found.argnums if argnums is None else argnums, argument_kinds,
+                                          every_parameter=True)
         except LocatedError as error:
             if not found.function.__code__.co_filename.startswith(_ADAPTER_FILE):
                 raise
@@ -334,7 +358,8 @@ class CallSite:
         if made.guard is not None:  # the plan holds while every program's names do
             earlier = found.guard
             found.guard = made.guard if earlier is None or earlier is made.guard else _both(earlier, made.guard)
-        program = writes.refusing_shared(made.program, made.written, self.location, self.label) if made.written else made.program
+        program = (writes.refusing_shared(made.program, made.written, self.location, self.label) if made.written
+                   else made.program)
         if ANY not in argument_kinds:  # only arrays are lent: nothing to claim or void
             return program
         return loan_entry(program, len(argument_kinds), bool(made.borrowers))
@@ -362,7 +387,8 @@ class CallSite:
             raise TypeError(f"'{type(callee).__name__}' object is not callable")
         if targets.constructible(callee):
             return targets.Target(_constructor(callee, positional, self.keywords))
-        if isinstance(callee, type) and objects.plain_class(callee) is None:  # __init__ as a method (runtime/objects.py)
+        # __init__ as a method (runtime/objects.py)
+        if isinstance(callee, type) and objects.plain_class(callee) is None:
             return targets.Target(_object_constructor(callee, positional, self.keywords))
         if isinstance(callee, type):
             raise UnsupportedError(
@@ -372,10 +398,15 @@ class CallSite:
                 "dataclasses (without __post_init__) from differentiable values is not supported; pass the values "
                 "themselves (in a tuple, a dict, a list or arrays) instead",
             )
-        if isinstance(callee, types.BuiltinMethodType) and isinstance(callee.__self__, (list, dict, set, frozenset, str, bytes, tuple)):
-            raise UnsupportedError(self.location, f"method call {self.label}", objects.METHOD_ADVICE)  # xs.add(x) of a set
+        if isinstance(callee, types.BuiltinMethodType) and isinstance(callee.__self__,
+                                                                      (list, dict, set, frozenset, str, bytes, tuple)):
+            # xs.add(x) of a set
+            raise UnsupportedError(self.location, f"method call {self.label}", objects.METHOD_ADVICE)
         name = public_name(callee) or _describe(callee)
-        raise NoRuleError(self.location, f"call of {self.label}", f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}); {advice(callee, self.label)}")
+        raise NoRuleError(
+            self.location, f"call of {self.label}",
+            f"{name} is not a Python function cpsgrad can transform ({type(callee).__name__}); "
+            f"{advice(callee, self.label)}")
 
     def where(self) -> str:
         return f"{self.location}: " if self.location is not None else ""
@@ -415,7 +446,8 @@ def _may_carry_gradient(value) -> bool:
         return True
     if isinstance(value, (bool, int, str, type, types.ModuleType)) or value is None:
         return False
-    if isinstance(value, (np.floating, np.ndarray, tuple, list, dict, types.FunctionType, types.MethodType, functools.partial)):
+    if isinstance(value, (np.floating, np.ndarray, tuple, list, dict, types.FunctionType, types.MethodType,
+                          functools.partial)):
         return True
     return dataclasses.is_dataclass(value) or objects.is_plain_object(value)  # an object: its attributes
 
@@ -443,7 +475,8 @@ def _defaults_of(function: types.FunctionType, names: tuple[str, ...]) -> tuple:
         return ()
     code = function.__code__
     positional = code.co_varnames[: code.co_argcount]
-    given = dict(zip(positional[len(positional) - len(function.__defaults__ or ()) :], function.__defaults__ or (), strict=True))
+    given = dict(zip(positional[len(positional) - len(function.__defaults__ or ()) :], function.__defaults__ or (),
+                     strict=True))
     given.update(function.__kwdefaults__ or {})
     return tuple(given[name] for name in names)
 
@@ -453,7 +486,8 @@ def _unbound_method(callee):
     function) if that has a rule: the call is that rule's, the object its first argument."""
     if type(callee) is types.MethodType:
         return callee.__func__ if _has_rule(callee.__func__) else None
-    if not isinstance(callee, types.BuiltinMethodType) or isinstance(callee.__self__, types.ModuleType) or callee.__self__ is None:
+    if (not isinstance(callee, types.BuiltinMethodType) or isinstance(callee.__self__, types.ModuleType)
+            or callee.__self__ is None):
         return None
     method = getattr(type(callee.__self__), callee.__name__, None)
     try:

@@ -28,7 +28,8 @@ def _dispatcher(positional: int, table):
     if make is None:
         names = [f"a{i}" for i in range(positional)]
         keys = "".join(
-            f"                t{i} = type(a{i})\n                if t{i} is tuple or t{i} is list:\n                    t{i} = key_of(a{i})\n"
+            f"                t{i} = type(a{i})\n                if t{i} is tuple or t{i} is list:\n"
+            f"                    t{i} = key_of(a{i})\n"
             for i in range(positional)
         )
         key = "".join(f"t{i}, " for i in range(positional))
@@ -42,7 +43,8 @@ def _dispatcher(positional: int, table):
             "        kind = type(callee)\n"
             "        if kind is FUNCTION:\n"
             "            found = functions.get(callee)\n"
-            "            if found is not None and found.table_version == TABLE.version and found.code is callee.__code__ and (found.guard is None or found.guard()):\n"
+            "            if found is not None and found.table_version == TABLE.version and found.code is "
+            "callee.__code__ and (found.guard is None or found.guard()):\n"
             f"{keys}"
             f"                program = found.programs.get(({key}))\n"
             "                if program is not None:\n"
@@ -50,7 +52,8 @@ def _dispatcher(positional: int, table):
             "        elif kind is METHOD:\n"
             "            function = callee.__func__\n"
             "            found = methods.get(function)\n"
-            "            if found is not None and found.table_version == TABLE.version and found.code is function.__code__ and (found.guard is None or found.guard()):\n"
+            "            if found is not None and found.table_version == TABLE.version and found.code is "
+            "function.__code__ and (found.guard is None or found.guard()):\n"
             "                instance = callee.__self__\n"
             "                t = type(instance)\n"
             "                if t is tuple or t is list:\n"

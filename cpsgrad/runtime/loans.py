@@ -62,7 +62,11 @@ def lend(adjoint, argument, arguments: tuple):
         record = lent.get(id(adjoint))
         if record is not None and record[0] is adjoint:
             record[1] += 1
-            if type(argument) is _ndarray and adjoint.shape == argument.shape and (len(arguments) == 1 or _once(argument, arguments)):
+            if (
+                type(argument) is _ndarray
+                and adjoint.shape == argument.shape
+                and (len(arguments) == 1 or _once(argument, arguments))
+            ):
                 offered[id(argument)] = (argument, adjoint)
             return adjoint
         if type(argument) is not _ndarray or adjoint.shape != argument.shape:

@@ -6,7 +6,8 @@ Each family is a switch of `programs(...)` and a module of its own: `starred` (s
 `with` over `contextlib.suppress`, `np.errstate` and a module-level manager class), `walrus`,
 `sets` and `effects` (everyday_forms.py: `:=`, sets of ints and strings, `print` and logging
 calls for their effect), `classes` (class_forms.py: module-level plain classes with `__init__`
-and methods, their attributes written and changed in place, bound methods as values). programs.py asks this module for the statement kinds that are on
+and methods, their attributes written and changed in place, bound methods as values). programs.py asks this module for
+the statement kinds that are on
 (`kinds`), hands it a drawn kind (`statement`) and the module-level helpers (`helpers`), and puts
 `Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the module.
 """

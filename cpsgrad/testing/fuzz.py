@@ -130,7 +130,8 @@ def _same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str | None = None, lines: int | None = None) -> str:
+def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str | None = None,
+             lines: int | None = None) -> str:
     """Run `function` through `cpsgrad.show(function, example=arguments)`,
     `cpsgrad.value_and_grad(function, argnums)(*arguments)` and, where that returns, `cpsgrad.grad`;
     return the outcome ("result",
@@ -157,7 +158,11 @@ def classify(function, arguments: tuple, argnums: tuple[int, ...], filename: str
             raise InternalError(
                 f"value_and_grad raised {_describe(error)}\nbut the function returns {expected!r}"
             ) from error
-        if type(original_error) is NameError and "free variable" in str(original_error) and type(error) is UnboundLocalError:
+        if (
+            type(original_error) is NameError
+            and "free variable" in str(original_error)
+            and type(error) is UnboundLocalError
+        ):
             # known: a closure captures values where it is made, so a free variable not bound
             # yet raises there, as UnboundLocalError, not when the closure reads it (docs/generator.md)
             return "user error: NameError (a closure's free variable, raised where the closure is made)"
@@ -230,7 +235,10 @@ def _soak_chunk(job: tuple[int, int, float]) -> dict[str, Any]:
                 if program.source in reported:  # hypothesis replays a failing example
                     return
                 reported.add(program.source)
-                failures.append(f"{error}\n--- program ({program.origin}), arguments {program.arguments!r}, argnums {program.argnums}:\n{program.source[len(HEADER):]}")
+                failures.append(
+                    f"{error}\n--- program ({program.origin}), arguments {program.arguments!r}, argnums "
+                    f"{program.argnums}:\n{program.source[len(HEADER) :]}"
+                )
                 return
             except BaseException as error:
                 if type(error).__name__ == "UnsatisfiedAssumption":
@@ -277,7 +285,8 @@ def soak(total: int, seed: int = 0, jobs: int = 1, chunk: int = 200, hypothesmit
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cpsgrad.testing.fuzz", description="Feed arbitrary functions to cpsgrad; report internal errors.")
+    parser = argparse.ArgumentParser(prog="python -m cpsgrad.testing.fuzz",
+                                     description="Feed arbitrary functions to cpsgrad; report internal errors.")
     parser.add_argument("--soak", type=int, default=1000, help="programs to check (that compile and finish in time)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first chunk")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
@@ -299,7 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     counts, failures = soak(arguments.soak, arguments.seed, arguments.jobs, arguments.chunk, arguments.hypothesmith)
     elapsed = time.monotonic() - started
-    print(f"\n{counts['checked']} programs checked in {elapsed:.0f}s, {counts['dropped']} dropped (invalid or too slow)")
+    print(
+        f"\n{counts['checked']} programs checked in {elapsed:.0f}s, {counts['dropped']} dropped (invalid or too slow)"
+    )
     for key, number in sorted(counts.items()):
         if key not in ("checked", "dropped"):
             print(f"  {key:48} {number}")

@@ -19,8 +19,10 @@ _BINARY = ("+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>")
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=", "is", "is not", "in", "not in")
 _AUGMENTED = ("+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=")
 _MATH = ("math.sin", "math.cos", "math.exp", "math.tanh", "math.log", "math.sqrt", "math.fabs", "math.floor")
-_NUMPY = ("np.sin", "np.exp", "np.tanh", "np.sum", "np.abs", "np.sqrt", "np.log", "np.mean", "np.max", "np.cumsum", "np.sort")
-_BUILTINS = ("abs", "float", "int", "len", "sum", "round", "bool", "str", "tuple", "list", "sorted", "reversed", "type", "callable", "repr", "any", "all", "min", "max")
+_NUMPY = ("np.sin", "np.exp", "np.tanh", "np.sum", "np.abs", "np.sqrt", "np.log", "np.mean", "np.max", "np.cumsum",
+          "np.sort")
+_BUILTINS = ("abs", "float", "int", "len", "sum", "round", "bool", "str", "tuple", "list", "sorted", "reversed", "type",
+             "callable", "repr", "any", "all", "min", "max")
 
 
 # expression and statement kinds (the numbers in _Builder.expr and _Builder.statement): exotic
@@ -113,7 +115,8 @@ class _Builder:
                 f"helper({e()})", f"helper({e()}, {e()})", f"helper({e()}, v={e()})", f"helper(v={e()}, u={e()})",
                 f"helper(*({e()}, {e()}))", f"helper(**{{'u': {e()}}})", f"ident(helper)({e()})",
                 f"twice(helper)({e()})", f"Box({e()}).scaled({e()})", f"Box({e()}).value",
-                f"functools.partial(helper, v={e()})({e()})", f"functools.reduce(lambda p, q: p * q, ({e()}, {e()}), 1.0)",
+                f"functools.partial(helper, v={e()})({e()})",
+                f"functools.reduce(lambda p, q: p * q, ({e()}, {e()}), 1.0)",
                 f"pow({e()}, 2)", f"divmod({e()}, 1.5)", f"isinstance({e()}, float)", f"getattr({e()}, 'real', 0.0)",
                 f"math.atan2({e()}, {e()})", f"math.hypot({e()}, {e()})", f"math.fsum([{e()}, {e()}])",
                 f"list(map(math.sin, ({e()}, {e()})))", f"list(filter(None, ({e()}, {e()})))",
@@ -173,7 +176,9 @@ class _Builder:
         if kind == 30:
             return f"{self.choice(('x', 'y', 'n'))}"
         if kind == 31:
-            return self.choice((f"({e()}).__len__()", f"{e()} if isinstance({e()}, float) else {e()}", "x.__class__(1.0)"))
+            return self.choice(
+                (f"({e()}).__len__()", f"{e()} if isinstance({e()}, float) else {e()}", "x.__class__(1.0)")
+            )
         return f"({e()} {self.choice(_BINARY[:4])} {e()})"
 
     # statements
@@ -239,7 +244,8 @@ class _Builder:
             counter = self.fresh("i")
             self.names.append(counter)
             condition = self.choice((f"{counter} < n", f"{counter} < 3", f"{counter} < n and {e()}"))
-            lines = [f"{pad}{counter} = 0", f"{pad}while {condition}:", f"{pad}    {counter} += 1", *nested(in_loop=True)]
+            lines = [f"{pad}{counter} = 0", f"{pad}while {condition}:", f"{pad}    {counter} += 1",
+                     *nested(in_loop=True)]
             if self.chance(0.3):
                 lines += [f"{pad}else:", *nested()]
             return lines
@@ -261,7 +267,9 @@ class _Builder:
                 return [f"{pad}if {e()}:", f"{pad}    {self.choice(('break', 'continue'))}"]
             return [f"{pad}if {e()}:", f"{pad}    return {e()}"]
         if kind == 22:
-            return [f"{pad}{self.choice(('return ' + e(), 'return', 'return ' + e() + ', ' + e(), 'pass', e(), '...'))}"]
+            return [
+                f"{pad}{self.choice(('return ' + e(), 'return', 'return ' + e() + ', ' + e(), 'pass', e(), '...'))}"
+            ]
         if kind == 23:
             statement = self.choice((
                 f"raise ValueError({e()})", "raise", f"raise ValueError from {e()}", f"assert {e()}",
@@ -269,7 +277,15 @@ class _Builder:
             ))
             return [pad + statement]
         if kind == 24:
-            handler = self.choice(("except ValueError:", "except (ValueError, TypeError) as error:", "except:", "except* ValueError:", "except Exception:"))
+            handler = self.choice(
+                (
+                    "except ValueError:",
+                    "except (ValueError, TypeError) as error:",
+                    "except:",
+                    "except* ValueError:",
+                    "except Exception:",
+                )
+            )
             lines = [f"{pad}try:", *nested(), f"{pad}{handler}", *nested()]
             if self.chance(0.3) and "*" not in handler:
                 lines += [f"{pad}else:", *nested()]
@@ -277,22 +293,34 @@ class _Builder:
                 lines += [f"{pad}finally:", *nested()]
             return lines
         if kind == 25:
-            manager = self.choice((f"contextlib.nullcontext({e()})", "np.errstate(all='ignore')", "contextlib.suppress(ValueError)"))
+            manager = self.choice(
+                (f"contextlib.nullcontext({e()})", "np.errstate(all='ignore')", "contextlib.suppress(ValueError)")
+            )
             alias = self.choice(("", f" as {self.target()}"))
             return [f"{pad}with {manager}{alias}:", *nested()]
         if kind == 26:
-            return [f"{pad}global G", f"{pad}G = {e()}"] if self.chance() else [f"{pad}global G, H", f"{pad}{self.target()} = G * {e()}"]
+            return (
+                [f"{pad}global G", f"{pad}G = {e()}"]
+                if self.chance()
+                else [f"{pad}global G, H", f"{pad}{self.target()} = G * {e()}"]
+            )
         if kind == 27:
             victim = self.choice(self.names[3:] or ["x"])
             return [f"{pad}del {self.choice((victim, victim + '[0]', victim + ', ' + victim))}"]
         if kind == 28:
-            return [f"{pad}{self.choice(('import math', 'import numpy as np', 'from math import sin', 'from math import *', 'import os.path'))}"]
+            module = self.choice(('import math', 'import numpy as np', 'from math import sin', 'from math import *',
+                                  'import os.path'))
+            return [f"{pad}{module}"]
         if kind <= 31:
             g = self.fresh("g")
             params = self.choice(("u", "u, w=1.0", f"u, w={e()}", "u: float = 1.0", "u, /, w=2.0", "u, *, w=0.5"))
             if self.chance(0.05):
                 params = self.choice(("u, *rest", "u, **options"))
-            decorators = [f"{pad}@{self.choice(('ident', 'twice', 'functools.lru_cache', 'staticmethod', 'functools.cache'))}"] if self.chance(0.2) else []
+            decorators = (
+                [f"{pad}@{self.choice(('ident', 'twice', 'functools.lru_cache', 'staticmethod', 'functools.cache'))}"]
+                if self.chance(0.2)
+                else []
+            )
             prefix = "async " if self.chance(0.1) else ""
             body: list[str] = []
             if self.chance(0.2):
@@ -308,7 +336,8 @@ class _Builder:
         if kind == 32:
             c = self.fresh("C")
             return [
-                f"{pad}class {c}:", f"{pad}    k = {e()}", f"{pad}    def m(self, u):", f"{pad}        return u * self.k",
+                f"{pad}class {c}:", f"{pad}    k = {e()}", f"{pad}    def m(self, u):",
+                f"{pad}        return u * self.k",
                 f"{pad}{self.target()} = {c}().m({e()})",
             ]
         if kind == 33:
@@ -324,7 +353,9 @@ class _Builder:
         if kind == 34:
             return [f"{pad}{self.choice(('print', 'ident', 'helper', 'np.sin', 'math.sin'))}({e()})"]
         if kind == 35:
-            return [f"{pad}{self.choice((f'yield {e()}', f'yield from ({e()},)', f'x = yield {e()}', f'await {e()}', f'async for q in {e()}: pass', f'async with {e()}: pass'))}"]
+            statement = self.choice((f'yield {e()}', f'yield from ({e()},)', f'x = yield {e()}', f'await {e()}',
+                                     f'async for q in {e()}: pass', f'async with {e()}: pass'))
+            return [f"{pad}{statement}"]
         if kind == 36:
             g = self.fresh("g")
             return [f"{pad}{g} = lambda {self.choice(('u', 'u, w=' + e(), '', 'u=' + e()))}: {e()}",
@@ -345,7 +376,8 @@ class _Builder:
 
 @st.composite
 def _functions(draw, max_statements: int) -> FuzzProgram:
-    builder = _Builder(draw, draw(st.integers(1, max_statements)), draw(st.sampled_from((1.0, 0.97, 0.9))), draw(st.sampled_from((0.0, 0.01, 0.05))))
+    builder = _Builder(draw, draw(st.integers(1, max_statements)), draw(st.sampled_from((1.0, 0.97, 0.9))),
+                       draw(st.sampled_from((0.0, 0.01, 0.05))))
     body = builder.block(1, False, ENTRY, size=draw(st.integers(1, 6)))
     final = draw(st.sampled_from((
         "    return x * 2.0", f"    return {builder.expr(2)}", "    return np.sum(y) + x",
@@ -354,8 +386,14 @@ def _functions(draw, max_statements: int) -> FuzzProgram:
     rare = draw(st.integers(0, 99)) >= 90
     decorator = draw(st.sampled_from(("", "@ident\n", "@twice\n", "@functools.lru_cache\n"))) if rare else ""
     rare = draw(st.integers(0, 99)) >= 90
-    signature = draw(st.sampled_from(("x, y, n=2", "x, y, /, n", "x, y, *, n", "x, y, n, *rest", "x, y, n, **options"))) if rare else "x, y, n"
-    source = HEADER + f"{decorator}def {ENTRY}({signature}):\n" + "\n".join(body) + ("\n" + final if final else "") + "\n"
+    signature = (
+        draw(st.sampled_from(("x, y, n=2", "x, y, /, n", "x, y, *, n", "x, y, n, *rest", "x, y, n, **options")))
+        if rare
+        else "x, y, n"
+    )
+    source = (
+        HEADER + f"{decorator}def {ENTRY}({signature}):\n" + "\n".join(body) + ("\n" + final if final else "") + "\n"
+    )
     arguments = _arguments(draw)
     return FuzzProgram(source, arguments[0], arguments[1], "grammar")
 

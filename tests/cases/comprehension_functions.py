@@ -199,7 +199,9 @@ def sorted_with_key_and_reverse(a, b, c, d):
     by_key = sorted(xs, key=negated)
     descending = sorted(xs, reverse=True)
     by_square = sorted(xs, key=square, reverse=True)
-    return ascending[0] + 2.0 * by_key[0] + 3.0 * descending[1] + 5.0 * ascending[-1] + 7.0 * by_square[0] * by_square[3]
+    return (
+        ascending[0] + 2.0 * by_key[0] + 3.0 * descending[1] + 5.0 * ascending[-1] + 7.0 * by_square[0] * by_square[3]
+    )
 
 
 def extremum_with_key(a, b, c):

@@ -703,6 +703,7 @@ CASES = [
 ]
 
 REFUSED = [
-    (width_of_a_union, (0.5, 1.5), r"operator \| on operands of type Interval and Interval .* ran __or__ as plain code"),
+    (width_of_a_union, (0.5, 1.5),
+     r"operator \| on operands of type Interval and Interval .* ran __or__ as plain code"),
     (width_of_an_intersection, (0.5, 1.5), r"operator & on operands of type Interval and Interval"),
 ]

@@ -68,12 +68,15 @@ def check_op(op, args, params=None, reference=None, wrt=None, output=None, atol=
     # the float32 backward against the float64 one just checked against finite differences
     kernel32 = dispatch(op, *single)
     saved32 = kernel32.forward(*single, **params)[1]
-    grad_out32 = tuple(g.astype(np.float32) for g in grad_out) if isinstance(grad_out, tuple) else grad_out.astype(np.float32)
+    grad_out32 = (
+        tuple(g.astype(np.float32) for g in grad_out) if isinstance(grad_out, tuple) else grad_out.astype(np.float32)
+    )
     adjoints32 = [a for a in kernel32.backward(grad_out32, saved32) if a is not None]
     for adjoint32, adjoint, position in zip(adjoints32, adjoints, wrt, strict=True):
         assert np.result_type(adjoint32) == np.float32, (op, position, "float32 backward")
         scale = float(np.max(np.abs(adjoint))) if np.size(adjoint) else 1.0
-        assert_allclose(adjoint32, adjoint, rtol=2e-4, atol=1e-4 * max(scale, 1.0), err_msg=f"{op} float32 adjoint {position}")
+        assert_allclose(adjoint32, adjoint, rtol=2e-4, atol=1e-4 * max(scale, 1.0),
+                        err_msg=f"{op} float32 adjoint {position}")
     return outputs
 
 

@@ -19,7 +19,11 @@ REFERENCES = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "log
 @st.composite
 def shapes_and_axes(draw, min_side):
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=min_side, max_side=4))
-    axes = draw(st.lists(st.integers(-len(shape), len(shape) - 1), unique_by=lambda a: a % max(len(shape), 1)) if shape else st.just([]))
+    axes = draw(
+        st.lists(st.integers(-len(shape), len(shape) - 1), unique_by=lambda a: a % max(len(shape), 1))
+        if shape
+        else st.just([])
+    )
     axis = draw(st.sampled_from([None, tuple(axes)] + ([axes[0]] if axes else [])))
     return shape, axis, draw(st.booleans())
 

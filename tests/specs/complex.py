@@ -29,12 +29,14 @@ MASK = np.array([True, False, True])
 
 def svd_vectors(a):  # one call: each call's backward checks its own vectors' phases
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    return np.sum(np.abs(u) * M.real[: len(u), : len(s)]) + np.sum(np.abs(vh) * M.imag[: len(s)]) + np.real(np.sum(u @ vh * C))
+    return (np.sum(np.abs(u) * M.real[: len(u), : len(s)]) + np.sum(np.abs(vh) * M.imag[: len(s)])
+            + np.real(np.sum(u @ vh * C)))
 
 
 def jax_svd_vectors(a):
     u, s, vh = J().linalg.svd(a, full_matrices=False)
-    return J().sum(J().abs(u) * M.real[: len(u), : len(s)]) + J().sum(J().abs(vh) * M.imag[: len(s)]) + J().real(J().sum(u @ vh * C))
+    return (J().sum(J().abs(u) * M.real[: len(u), : len(s)]) + J().sum(J().abs(vh) * M.imag[: len(s)])
+            + J().real(J().sum(u @ vh * C)))
 
 
 def eigh_parts(a):  # numpy's eigh reads a's lower triangle, JAX's symmetrizes: a Hermitian a for both

@@ -24,7 +24,8 @@ SPECS = [
     S("einsum sum all", lambda x, w: np.einsum("ij->", x) * w, [(2, 3)]),
     S("einsum outer", lambda x, y, w: np.sum(np.einsum("i,j->ij", x, y) * w), [(3,), (4,)]),
     S("einsum three operands", lambda x, y, z, w: np.einsum("ij,jk,ik", x, y, z) * w, [(2, 3), (3, 4), (2, 4)]),
-    S("einsum optimize", lambda x, y, z, w: np.sum(np.einsum("ij,jk,kl->il", x, y, z, optimize=True) * w), [(2, 3), (3, 4), (4, 2)]),
+    S("einsum optimize", lambda x, y, z, w: np.sum(np.einsum("ij,jk,kl->il", x, y, z, optimize=True) * w),
+      [(2, 3), (3, 4), (4, 2)]),
     S("einsum ellipsis", lambda x, y, w: np.sum(np.einsum("...ij,...jk->...ik", x, y) * w), [(2, 2, 3), (3, 2)]),
     S("einsum implicit ellipsis", lambda x, y, w: np.sum(np.einsum("...j,j", x, y) * w), [(2, 3, 4), (4,)]),
     S("einsum broadcast size-1", lambda x, y, w: np.sum(np.einsum("...i,...i->...", x, y) * w), [(2, 1, 3), (4, 3)]),
@@ -32,7 +33,8 @@ SPECS = [
     S("einsum float", lambda a, y, w: np.sum(np.einsum(",i->i", a, y) * w), [FLOAT, (3,)]),
     S("einsum interleaved", lambda x, y, w: np.sum(np.einsum(x, [0, 1], y, [1, 2], [0, 2]) * w), [(2, 3), (3, 4)]),
     S("einsum interleaved implicit", lambda x, y, w: np.sum(np.einsum(x, [1, 0], y, [1, 2]) * w), [(3, 2), (3, 4)]),
-    S("einsum interleaved ellipsis", lambda x, w: np.sum(np.einsum(x, [Ellipsis, 0, 0], [Ellipsis, 0]) * w), [(2, 3, 3)]),
+    S("einsum interleaved ellipsis", lambda x, w: np.sum(np.einsum(x, [Ellipsis, 0, 0], [Ellipsis, 0]) * w),
+      [(2, 3, 3)]),
     # tensordot
     S("tensordot default", lambda x, y, w: np.tensordot(x, y) * w, [(2, 3), (2, 3)]),
     S("tensordot int", lambda x, y, w: np.sum(np.tensordot(x, y, 1) * w), [(2, 3), (3, 4)]),
@@ -62,13 +64,18 @@ SPECS = [
     # scipy.signal: n-d, modes, methods
     S("signal.convolve full", lambda x, y, w: np.sum(scipy.signal.convolve(x, y) * w), [(4, 5), (2, 3)]),
     S("signal.convolve same", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, "same") * w), [(4, 5), (3, 2)]),
-    S("signal.convolve same larger second", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, mode="same") * w), [(2, 3), (4, 4)]),
-    S("signal.convolve valid direct", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, "valid", method="direct") * w), [(4, 5), (2, 3)]),
-    S("signal.convolve valid fft", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, "valid", "fft") * w), [(2, 3), (4, 5)]),
+    S("signal.convolve same larger second", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, mode="same") * w),
+      [(2, 3), (4, 4)]),
+    S("signal.convolve valid direct", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, "valid", method="direct") * w),
+      [(4, 5), (2, 3)]),
+    S("signal.convolve valid fft", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, "valid", "fft") * w),
+      [(2, 3), (4, 5)]),
     S("signal.convolve 1-d", lambda x, y, w: np.sum(scipy.signal.convolve(x, y, "same", "direct") * w), [(6,), (3,)]),
     S("signal.correlate full", lambda x, y, w: np.sum(scipy.signal.correlate(x, y) * w), [(4, 5), (2, 3)]),
-    S("signal.correlate same fft", lambda x, y, w: np.sum(scipy.signal.correlate(x, y, "same", method="fft") * w), [(3, 4), (2, 2)]),
-    S("signal.correlate valid", lambda x, y, w: np.sum(scipy.signal.correlate(x, y, "valid", "direct") * w), [(2, 2, 3), (3, 3, 4)]),
+    S("signal.correlate same fft", lambda x, y, w: np.sum(scipy.signal.correlate(x, y, "same", method="fft") * w),
+      [(3, 4), (2, 2)]),
+    S("signal.correlate valid", lambda x, y, w: np.sum(scipy.signal.correlate(x, y, "valid", "direct") * w),
+      [(2, 2, 3), (3, 3, 4)]),
 ]
 
 KINKS = [

@@ -38,7 +38,8 @@ SPECS = [
     S("diff", lambda x, w: np.sum(np.diff(x) * w), [(6,)]),
     S("diff n 2 axis 0", lambda x, w: np.sum(np.diff(x, 2, axis=0) * w), [(4, 3)]),
     S("diff n 0", lambda x, w: np.sum(np.diff(x, 0) * w), [(4,)]),
-    S("diff prepend append", lambda x, p, q, w: np.sum(np.diff(x, axis=1, prepend=p, append=q) * w), [(3, 4), (), (3, 1)]),
+    S("diff prepend append", lambda x, p, q, w: np.sum(np.diff(x, axis=1, prepend=p, append=q) * w),
+      [(3, 4), (), (3, 1)]),
     S("diff prepend float n 3", lambda x, p, w: np.sum(np.diff(x, n=3, prepend=p) * w), [(5,), FLOAT]),
     # gradient: spacings, coordinates, axes, edge orders; a list for several axes
     S("gradient 1-d", lambda x, w: np.sum(np.gradient(x) * w), [(5,)]),
@@ -48,7 +49,8 @@ SPECS = [
     S("gradient two spacings", _gradient_pair, [(3, 4)]),
     S("gradient one of two axes", _gradient_second, [(3, 4)]),
     S("gradient axis", lambda x, w: np.sum(np.gradient(x, axis=0) * w), [(3, 4)]),
-    S("gradient axis coordinates", lambda x, w: np.sum(np.gradient(x, COORDINATES, axis=-1, edge_order=2) * w), [(2, 5)]),
+    S("gradient axis coordinates", lambda x, w: np.sum(np.gradient(x, COORDINATES, axis=-1, edge_order=2) * w),
+      [(2, 5)]),
     S("gradient scalar spacing", _gradient_spacing, [(), (3, 4)], ((0.5, 2.0), (-2.0, 2.0))),
     # cumprod and the method (zeros: KINKS)
     S("cumprod", lambda x, w: np.sum(np.cumprod(x) * w), [(3, 4)]),
@@ -59,10 +61,13 @@ SPECS = [
     S("polyval float", lambda p, x, w: np.polyval(p, x) * w, [(3,), FLOAT]),
     # interp: x and fp (xp is not differentiable); left/right values; period. On the grid, clear of
     # the samples (multiples of 1/8) by more than a finite-difference step
-    S("interp", lambda x, fp, w: np.sum(np.interp(x, XP, fp) * w), [(6,), (5,)], ((-2.0, 3.0), (-2.0, 2.0)), apart=True),
-    S("interp left right", lambda x, fp, a, b, w: np.sum(np.interp(x, XP, fp, a, b) * w), [(3, 2), (5,), FLOAT, FLOAT], ((-2.0, 3.0), (-2.0, 2.0), (-1.0, 1.0), (-1.0, 1.0)), apart=True),
+    S("interp", lambda x, fp, w: np.sum(np.interp(x, XP, fp) * w),
+      [(6,), (5,)], ((-2.0, 3.0), (-2.0, 2.0)), apart=True),
+    S("interp left right", lambda x, fp, a, b, w: np.sum(np.interp(x, XP, fp, a, b) * w),
+      [(3, 2), (5,), FLOAT, FLOAT], ((-2.0, 3.0), (-2.0, 2.0), (-1.0, 1.0), (-1.0, 1.0)), apart=True),
     S("interp float", lambda x, fp, w: np.interp(x, XP, fp) * w, [FLOAT, (5,)], ((-1.4, 2.4), (-2.0, 2.0)), apart=True),
-    S("interp period", lambda x, fp, w: np.sum(np.interp(x, XP, fp, period=4.5) * w), [(6,), (5,)], ((-5.0, 5.0), (-2.0, 2.0)), apart=True),
+    S("interp period", lambda x, fp, w: np.sum(np.interp(x, XP, fp, period=4.5) * w),
+      [(6,), (5,)], ((-5.0, 5.0), (-2.0, 2.0)), apart=True),
     # sinc (near 0 too), nan_to_num
     S("sinc", lambda x, w: np.sum(np.sinc(x) * w), [(3, 4)]),
     S("sinc near 0", lambda x, w: np.sum(np.sinc(x) * w), [(4,)], (-0.02, 0.02)),

@@ -16,16 +16,21 @@ def _jnp():
 
 SPECS = [
     S("nansum", lambda x, w: np.nansum(np.where(NAN_AT, np.nan, x)) * w, [(3, 4)]),
-    S("nansum axis keepdims", lambda x, w: np.sum(np.nansum(np.where(NAN_AT, np.nan, x), axis=1, keepdims=True) * w), [(3, 4)]),
+    S("nansum axis keepdims", lambda x, w: np.sum(np.nansum(np.where(NAN_AT, np.nan, x), axis=1, keepdims=True) * w),
+      [(3, 4)]),
     S("nanmean axis", lambda x, w: np.sum(np.nanmean(np.where(NAN_AT, np.nan, x), axis=0) * w), [(3, 4)]),
     S("nanmean", lambda x, w: np.nanmean(x) * w, [(3, 4)]),
     S("nanvar ddof", lambda x, w: np.sum(np.nanvar(np.where(NAN_AT, np.nan, x), axis=1, ddof=1) * w), [(3, 4)]),
     S("nanvar", lambda x, w: np.nanvar(np.where(NAN_AT, np.nan, x)) * w, [(3, 4)]),
-    S("nanstd axis tuple", lambda x, w: np.sum(np.nanstd(np.where(NAN_AT[None], np.nan, x), axis=(0, 2)) * w), [(2, 3, 4)], apart=True),
-    S("nanstd keepdims ddof", lambda x, w: np.sum(np.nanstd(np.where(NAN_AT, np.nan, x), axis=1, ddof=1, keepdims=True) * w), [(3, 4)], apart=True),
+    S("nanstd axis tuple", lambda x, w: np.sum(np.nanstd(np.where(NAN_AT[None], np.nan, x), axis=(0, 2)) * w),
+      [(2, 3, 4)], apart=True),
+    S("nanstd keepdims ddof",
+      lambda x, w: np.sum(np.nanstd(np.where(NAN_AT, np.nan, x), axis=1, ddof=1, keepdims=True) * w),
+      [(3, 4)], apart=True),
     S("nanmax", lambda x, w: np.nanmax(np.where(NAN_AT, np.nan, x)) * w, [(3, 4)], apart=True),
     S("nanmax axis", lambda x, w: np.sum(np.nanmax(np.where(NAN_AT, np.nan, x), axis=0) * w), [(3, 4)], apart=True),
-    S("nanmin axis keepdims", lambda x, w: np.sum(np.nanmin(np.where(NAN_AT, np.nan, x), axis=-1, keepdims=True) * w), [(3, 4)], apart=True),
+    S("nanmin axis keepdims", lambda x, w: np.sum(np.nanmin(np.where(NAN_AT, np.nan, x), axis=-1, keepdims=True) * w),
+      [(3, 4)], apart=True),
     S("nanprod axis", lambda x, w: np.sum(np.nanprod(np.where(NAN_AT, np.nan, x), axis=1) * w), [(3, 4)], (0.5, 1.5)),
     S("nanprod", lambda x, w: np.nanprod(x) * w, [(2, 3)], (-1.5, 1.5)),
     S("nancumsum", lambda x, w: np.sum(np.nancumsum(np.where(NAN_AT, np.nan, x)) * w), [(3, 4)]),
@@ -38,7 +43,8 @@ SPECS = [
     S("multiply.reduce", lambda x, w: np.sum(np.multiply.reduce(x, axis=-1) * w), [(3, 4)], (-1.5, 1.5)),
     S("maximum.reduce", lambda x, w: np.sum(np.maximum.reduce(x) * w), [(3, 4)], apart=True),
     S("minimum.reduce axis tuple", lambda x, w: np.minimum.reduce(x, axis=(0, 1)) * w, [(3, 4)], apart=True),
-    S("fmax.reduce", lambda x, w: np.sum(np.fmax.reduce(np.where(NAN_AT, np.nan, x), axis=1) * w), [(3, 4)], apart=True),
+    S("fmax.reduce", lambda x, w: np.sum(np.fmax.reduce(np.where(NAN_AT, np.nan, x), axis=1) * w),
+      [(3, 4)], apart=True),
     S("fmin.reduce", lambda x, w: np.sum(np.fmin.reduce(x) * w), [(3, 4)], apart=True),
     S("add.accumulate", lambda x, w: np.sum(np.add.accumulate(x) * w), [(3, 4)]),
     S("add.accumulate axis", lambda x, w: np.sum(np.add.accumulate(x, axis=1) * w), [(3, 4)]),
@@ -120,7 +126,8 @@ KINKS = [
 X = np.array([[0.0, 0.25, 1.0], [0.75, 0.5, 0.0]])
 V = np.array([0.25, 0.5, 0.75])
 
-_NAN_REDUCTIONS = [np.nansum, np.nanmean, np.nanvar, np.nanstd, np.nanmax, np.nanmin, np.nanprod, np.nancumsum, np.nancumprod]
+_NAN_REDUCTIONS = [np.nansum, np.nanmean, np.nanvar, np.nanstd, np.nanmax, np.nanmin, np.nanprod, np.nancumsum,
+                   np.nancumprod]
 _METHODS = [
     np.add.reduce, np.multiply.reduce, np.maximum.reduce, np.minimum.reduce, np.fmax.reduce,
     np.fmin.reduce, np.add.accumulate, np.multiply.accumulate,

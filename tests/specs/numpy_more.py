@@ -31,27 +31,32 @@ SPECS = [
     S("sum initial differentiated", lambda x, c, w: np.sum(np.sum(x, axis=1, initial=c, where=MASK) * w), [M, FLOAT]),
     S("sum method where", lambda x, w: x.sum(where=MASK, axis=0).sum() * w, [M]),
     S("sum method initial", lambda x, c, w: np.sum(x.sum(1, initial=c) * w), [M, FLOAT]),
-    S("nansum where initial", lambda x, c, w: np.sum(np.nansum(_holes(x), axis=0, where=ROW, initial=c) * w), [M, FLOAT]),
+    S("nansum where initial", lambda x, c, w: np.sum(np.nansum(_holes(x), axis=0, where=ROW, initial=c) * w),
+      [M, FLOAT]),
     S("nansum initial", lambda x, w: np.nansum(_holes(x), initial=2.0) * w, [M]),
     # prod
     S("prod where", lambda x, w: np.sum(np.prod(x, axis=1, where=MASK) * w), [M]),
-    S("prod where initial differentiated", lambda x, c, w: np.prod(x, where=MASK[:2], initial=c) * w, [(2, 4), FLOAT], (0.5, 1.5)),
+    S("prod where initial differentiated", lambda x, c, w: np.prod(x, where=MASK[:2], initial=c) * w,
+      [(2, 4), FLOAT], (0.5, 1.5)),
     S("prod initial keepdims", lambda x, w: np.sum(np.prod(x, axis=0, initial=-2.0, keepdims=True) * w), [M]),
     S("prod method where", lambda x, w: np.sum(x.prod(axis=-1, where=MASK) * w), [M]),
-    S("nanprod where initial", lambda x, c, w: np.sum(np.nanprod(_holes(x), axis=1, where=MASK, initial=c) * w), [M, FLOAT]),
+    S("nanprod where initial", lambda x, c, w: np.sum(np.nanprod(_holes(x), axis=1, where=MASK, initial=c) * w),
+      [M, FLOAT]),
     S("nanprod initial", lambda x, w: np.sum(np.nanprod(_holes(x), axis=0, initial=0.5) * w), [M]),
     # max, min, amax, amin and the methods
     S("max where initial", lambda x, w: np.sum(np.max(x, axis=1, where=MASK, initial=-3.0) * w), [M], apart=True),
     S("max initial that wins some", lambda x, w: np.sum(np.max(x, axis=0, initial=OFF_GRID) * w), [M], apart=True),
     S("max initial differentiated", lambda x, c, w: np.sum(np.max(x, axis=1, initial=c) * w), [M, FLOAT], apart=True),
-    S("min where initial differentiated", lambda x, c, w: np.sum(np.min(x, -1, where=MASK, initial=c, keepdims=True) * w),
+    S("min where initial differentiated",
+      lambda x, c, w: np.sum(np.min(x, -1, where=MASK, initial=c, keepdims=True) * w),
       [M, FLOAT], apart=True),
     S("amax where tuple axes", lambda x, w: np.sum(np.amax(x, axis=(0, 1), where=MASK[:2, :, None], initial=-9.0) * w),
       [(2, 4, 2)], apart=True),
     S("amin initial", lambda x, w: np.amin(x, initial=OFF_GRID) * w, [M], apart=True),
     S("max method where", lambda x, w: np.sum(x.max(axis=0, where=ROW, initial=-5.0) * w), [M], apart=True),
     S("min method initial", lambda x, c, w: np.sum(x.min(1, initial=c) * w), [M, FLOAT], apart=True),
-    S("nanmax where initial", lambda x, c, w: np.sum(np.nanmax(_holes(x), axis=1, where=MASK, initial=c) * w), [M, FLOAT],
+    S("nanmax where initial", lambda x, c, w: np.sum(np.nanmax(_holes(x), axis=1, where=MASK, initial=c) * w),
+      [M, FLOAT],
       apart=True),
     S("nanmin initial", lambda x, w: np.sum(np.nanmin(_holes(x), axis=0, initial=OFF_GRID) * w), [M], apart=True),
     # mean, var, std
@@ -68,18 +73,23 @@ SPECS = [
     # ufunc.reduce
     S("add.reduce where", lambda x, w: np.sum(np.add.reduce(x, where=MASK) * w), [M]),
     S("add.reduce initial axis 1", lambda x, c, w: np.sum(np.add.reduce(x, 1, initial=c) * w), [M, FLOAT]),
-    S("multiply.reduce where initial", lambda x, w: np.sum(np.multiply.reduce(x, axis=-1, where=MASK, initial=2.0) * w), [M]),
-    S("multiply.reduce initial differentiated", lambda x, c, w: np.multiply.reduce(x, None, initial=c) * w, [(2, 3), FLOAT],
+    S("multiply.reduce where initial", lambda x, w: np.sum(np.multiply.reduce(x, axis=-1, where=MASK, initial=2.0) * w),
+      [M]),
+    S("multiply.reduce initial differentiated", lambda x, c, w: np.multiply.reduce(x, None, initial=c) * w,
+      [(2, 3), FLOAT],
       (0.5, 1.5)),
-    S("maximum.reduce where initial", lambda x, c, w: np.sum(np.maximum.reduce(x, where=MASK, initial=c) * w), [M, FLOAT],
+    S("maximum.reduce where initial", lambda x, c, w: np.sum(np.maximum.reduce(x, where=MASK, initial=c) * w),
+      [M, FLOAT],
       apart=True),
-    S("minimum.reduce initial keepdims", lambda x, w: np.sum(np.minimum.reduce(x, 1, initial=OFF_GRID, keepdims=True) * w),
+    S("minimum.reduce initial keepdims",
+      lambda x, w: np.sum(np.minimum.reduce(x, 1, initial=OFF_GRID, keepdims=True) * w),
       [M], apart=True),
     # running extrema (cpsgrad/rules/numpy/ufunc_scans.py)
     S("maximum.accumulate", lambda x, w: np.sum(np.maximum.accumulate(x) * w), [M], apart=True),
     S("maximum.accumulate axis 1 vector", lambda x, w: np.sum(np.maximum.accumulate(x, 0) * w), [(6,)], apart=True),
     S("maximum.accumulate axis 1", lambda x, w: np.sum(np.maximum.accumulate(x, axis=1) * w), [M], apart=True),
-    S("minimum.accumulate negative axis", lambda x, w: np.sum(np.minimum.accumulate(x, -1) * w), [(2, 3, 4)], apart=True),
+    S("minimum.accumulate negative axis", lambda x, w: np.sum(np.minimum.accumulate(x, -1) * w),
+      [(2, 3, 4)], apart=True),
     S("minimum.accumulate dtype", lambda x, w: np.sum(np.minimum.accumulate(x, 0, x.dtype) * w), [M], apart=True),
     # reduceat: increasing, repeated and decreasing indices, overlapping segments
     S("add.reduceat", lambda x, w: np.sum(np.add.reduceat(x, [0, 2, 3]) * w), [(5,)]),
@@ -131,7 +141,8 @@ _NO_INITIAL = (np.mean, np.var, np.std, np.nanmean, np.nanvar, np.nanstd)
 _REDUCE = (np.add.reduce, np.multiply.reduce, np.maximum.reduce, np.minimum.reduce)
 _WITH_INITIAL = (np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.nansum, np.nanprod, np.nanmax, np.nanmin)
 ZERO_CASES = [(op, unused(op), (X,)) for op in (np.maximum.accumulate, np.minimum.accumulate)] + [
-    (op, unused_with(op, [0, 1]), (X,)) for op in (np.add.reduceat, np.multiply.reduceat, np.maximum.reduceat, np.minimum.reduceat)
+    (op, unused_with(op, [0, 1]), (X,))
+    for op in (np.add.reduceat, np.multiply.reduceat, np.maximum.reduceat, np.minimum.reduceat)
 ] + [(op, _unused_where(op), (X,)) for op in _WITH_INITIAL + _REDUCE] + [
     (op, _unused_where_only(op), (X,)) for op in _NO_INITIAL
 ] + [
@@ -156,24 +167,31 @@ K = Kink
 KINKS = [
     K("max initial ties the extremum",
       lambda x, c: np.sum(np.max(x, axis=1, initial=c) * W3),
-      lambda x, c: _jnp().sum(_jnp().max(x, axis=1, initial=c) * W3), (TIES, 2.0), (0, 1)),
+      lambda x, c: _jnp().sum(_jnp().max(x, axis=1, initial=c) * W3),
+      (TIES, 2.0), (0, 1)),
     K("min where initial ties and masked ties",
       lambda x, c: np.sum(np.min(x, axis=0, where=MASK, initial=c) * W4),
-      lambda x, c: _jnp().sum(_jnp().min(x, axis=0, where=MASK, initial=c) * W4), (TIES, 0.5), (0, 1)),
+      lambda x, c: _jnp().sum(_jnp().min(x, axis=0, where=MASK, initial=c) * W4),
+      (TIES, 0.5), (0, 1)),
     K("max where a masked element is larger",
       lambda x: np.sum(np.max(x, axis=1, where=~MASK, initial=-4.0) * W3),
-      lambda x: _jnp().sum(_jnp().max(x, axis=1, where=~MASK, initial=-4.0) * W3), (TIES,)),
+      lambda x: _jnp().sum(_jnp().max(x, axis=1, where=~MASK, initial=-4.0) * W3),
+      (TIES,)),
     K("sum and prod where initial",
       lambda x, c: np.sum(np.sum(x, axis=0, where=MASK, initial=c) * W4) + np.prod(x, where=MASK, initial=c),
-      lambda x, c: _jnp().sum(_jnp().sum(x, axis=0, where=MASK, initial=c) * W4) + _jnp().prod(x, where=MASK, initial=c),
+      lambda x, c: (_jnp().sum(_jnp().sum(x, axis=0, where=MASK, initial=c) * W4)
+                    + _jnp().prod(x, where=MASK, initial=c)),
       (TIES, 1.5), (0, 1)),
     K("mean var std where",
       lambda x: np.sum((np.mean(x, 1, where=MASK) + np.var(x, 1, where=MASK) + np.std(x, 1, where=MASK)) * W3),
-      lambda x: _jnp().sum((_jnp().mean(x, 1, where=MASK) + _jnp().var(x, 1, where=MASK) + _jnp().std(x, 1, where=MASK)) * W3),
+      lambda x: _jnp().sum((_jnp().mean(x, 1, where=MASK) + _jnp().var(x, 1, where=MASK)
+                            + _jnp().std(x, 1, where=MASK)) * W3),
       (TIES + np.arange(12.0).reshape(3, 4) / 7,)),
     K("maximum.reduce initial ties, minimum.reduce where",
-      lambda x, c: np.sum(np.maximum.reduce(x, 1, initial=c) * W3) + np.sum(np.minimum.reduce(x, where=MASK, initial=c) * W4),
-      lambda x, c: _jnp().sum(_jnp().max(x, 1, initial=c) * W3) + _jnp().sum(_jnp().min(x, 0, where=MASK, initial=c) * W4),
+      lambda x, c: (np.sum(np.maximum.reduce(x, 1, initial=c) * W3)
+                    + np.sum(np.minimum.reduce(x, where=MASK, initial=c) * W4)),
+      lambda x, c: (_jnp().sum(_jnp().max(x, 1, initial=c) * W3)
+                    + _jnp().sum(_jnp().min(x, 0, where=MASK, initial=c) * W4)),
       (TIES, 0.5), (0, 1)),
     # two-way ties only: where three or more elements tie, JAX's split follows its scan's tree
     # (ufunc_scans.py; tests/test_rules_more.py checks the equal split here)
@@ -188,5 +206,6 @@ KINKS = [
       (np.array([[1.0, 1.0, 0.0, 2.0], [0.0, 2.0, 2.0, 3.0], [0.0, 0.0, 3.0, 3.0]]),)),
     K("add.reduceat with repeated and decreasing indices",
       lambda x: np.sum(np.add.reduceat(x, [0, 3, 1, 1]) * W4),
-      lambda x: _jnp().sum(_jnp().add.reduceat(x, _jnp().array([0, 3, 1, 1])) * W4), (np.arange(5.0),)),
+      lambda x: _jnp().sum(_jnp().add.reduceat(x, _jnp().array([0, 3, 1, 1])) * W4),
+      (np.arange(5.0),)),
 ]

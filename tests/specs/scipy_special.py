@@ -64,9 +64,11 @@ SPECS = [
     # log-sum-exp and softmax
     S("logsumexp", lambda x, w: sc.logsumexp(x) * w, [M]),
     S("logsumexp axis", lambda x, w: np.sum(sc.logsumexp(x, axis=1) * w), [M]),
-    S("logsumexp axis tuple keepdims", lambda x, w: np.sum(sc.logsumexp(x, axis=(0, 2), keepdims=True) * w), [(2, 3, 4)]),
+    S("logsumexp axis tuple keepdims", lambda x, w: np.sum(sc.logsumexp(x, axis=(0, 2), keepdims=True) * w),
+      [(2, 3, 4)]),
     S("logsumexp b", lambda x, b, w: np.sum(sc.logsumexp(x, axis=0, b=b) * w), [M, (4,)], ((-2.0, 2.0), P)),
-    S("logsumexp return_sign", lambda x, b, w: np.sum(sc.logsumexp(x, -1, b, return_sign=True)[0] * w), [M, (3, 1)], ((-2.0, 2.0), P)),
+    S("logsumexp return_sign", lambda x, b, w: np.sum(sc.logsumexp(x, -1, b, return_sign=True)[0] * w),
+      [M, (3, 1)], ((-2.0, 2.0), P)),
     S("logsumexp float", lambda a, c, w: sc.logsumexp([a, c, 0.5]) * w, [FLOAT, FLOAT]),
     S("softmax", lambda x, w: np.sum(sc.softmax(x, axis=-1) * w), [M]),
     S("softmax all", lambda x, w: np.sum(sc.softmax(x) * w), [M]),

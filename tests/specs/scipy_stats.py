@@ -58,7 +58,8 @@ for _name, (_x, _shapes, _constants, _loc, _scale) in DISTRIBUTIONS.items():
     _distribution = getattr(st, _name)
     for _method in DENSITIES:
         SPECS.append(S(f"{_name}.{_method}", _density_spec(getattr(_distribution, _method), len(_shapes)),
-                       [M, *([FLOAT] * len(_shapes)), (4,), FLOAT], (_x, *_shapes, _loc, _scale), apart=_name == "laplace"))
+                       [M, *([FLOAT] * len(_shapes)), (4,), FLOAT], (_x, *_shapes, _loc, _scale),
+                       apart=_name == "laplace"))
     for _method in DISTRIBUTION_FUNCTIONS:
         SPECS.append(S(f"{_name}.{_method}", _function_spec(getattr(_distribution, _method), _constants),
                        [M, FLOAT, (4,)], (_x, _loc, _scale), apart=_name == "laplace"))
@@ -76,16 +77,20 @@ SPECS += [
     # in float64: scipy refuses a float32 softmax's sum 1 - 6e-8)
     S("dirichlet.logpdf", lambda u, alpha, w: st.dirichlet.logpdf(scipy.special.softmax(u), alpha) * w,
       [(3,), (3,)], ((-1.0, 1.0), (0.5, 3.0)), dtypes=("float64",)),
-    S("dirichlet.logpdf points", lambda u, alpha, w: np.sum(st.dirichlet.logpdf(scipy.special.softmax(u, axis=0), alpha) * w),
+    S("dirichlet.logpdf points",
+      lambda u, alpha, w: np.sum(st.dirichlet.logpdf(scipy.special.softmax(u, axis=0), alpha) * w),
       [(3, 4), (3,)], ((-1.0, 1.0), (0.5, 3.0)), dtypes=("float64",)),
-    S("dirichlet.logpdf K - 1 components", lambda u, alpha, w: st.dirichlet.logpdf(scipy.special.softmax(u)[:2], alpha) * w,
+    S("dirichlet.logpdf K - 1 components",
+      lambda u, alpha, w: st.dirichlet.logpdf(scipy.special.softmax(u)[:2], alpha) * w,
       [(3,), (3,)], ((-1.0, 1.0), (0.5, 3.0)), dtypes=("float64",)),
     S("dirichlet.pdf", lambda u, alpha, w: st.dirichlet.pdf(scipy.special.softmax(u), alpha) * w,
       [(3,), (3,)], ((-1.0, 1.0), (0.5, 3.0)), dtypes=("float64",)),
     # multivariate_normal: covariances made positive definite from the inputs
-    S("multivariate_normal.logpdf", lambda x, m, a, w: np.sum(st.multivariate_normal.logpdf(x, m, a @ a.T + np.eye(3)) * w),
+    S("multivariate_normal.logpdf",
+      lambda x, m, a, w: np.sum(st.multivariate_normal.logpdf(x, m, a @ a.T + np.eye(3)) * w),
       [(5, 3), (3,), (3, 3)], (-1.0, 1.0)),
-    S("multivariate_normal.logpdf one point", lambda x, m, a, w: st.multivariate_normal.logpdf(x, m, a @ a.T + np.eye(2)) * w,
+    S("multivariate_normal.logpdf one point",
+      lambda x, m, a, w: st.multivariate_normal.logpdf(x, m, a @ a.T + np.eye(2)) * w,
       [(2,), (2,), (2, 2)], (-1.0, 1.0)),
     S("multivariate_normal.logpdf diagonal", lambda x, m, v, w: np.sum(st.multivariate_normal.logpdf(x, m, v) * w),
       [(4, 3), (3,), (3,)], ((-1.0, 1.0), (-1.0, 1.0), (0.5, 2.0))),
@@ -218,15 +223,18 @@ def _unused_poisson(op):
 X = np.array([[0.2, 0.25, 1.0], [0.75, 0.5, 0.4]])
 V = np.array([0.25, 0.5, 0.75])
 ZERO_CASES = (
-    [(getattr(getattr(st, name), method), _unused_after(getattr(getattr(st, name), method), (*spec[2], 0.0, 1.5)), (X / 2.0,))
+    [(getattr(getattr(st, name), method), _unused_after(getattr(getattr(st, name), method), (*spec[2], 0.0, 1.5)),
+      (X / 2.0,))
      for name, spec in DISTRIBUTIONS.items() for method in DENSITIES + DISTRIBUTION_FUNCTIONS]
     + [(getattr(st.poisson, method), _unused_poisson(getattr(st.poisson, method)), (np.append(V, 1.0),))
        for method in ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")]
     + [(op, _unused_after(op, (V + 0.5,)), (V / 1.5,)) for op in (st.dirichlet.logpdf, st.dirichlet.pdf)]
-    + [(op, _unused_after(op, (V, np.eye(3))), (X,)) for op in (st.multivariate_normal.logpdf, st.multivariate_normal.pdf)]
+    + [(op, _unused_after(op, (V, np.eye(3))), (X,))
+       for op in (st.multivariate_normal.logpdf, st.multivariate_normal.pdf)]
     + [(st.multivariate_normal.entropy, _unused_after(st.multivariate_normal.entropy, (np.eye(2),)), (V[:2],))]
     # a frozen distribution's rule is its class's function's (rv_continuous_frozen.logpdf)
     + [(getattr(type(FROZEN_NORM), method), _unused_after(getattr(FROZEN_NORM, method), ()), (X,))
        for method in DENSITIES + DISTRIBUTION_FUNCTIONS]
-    + [(getattr(type(FROZEN_NORMAL), method), _unused_after(getattr(FROZEN_NORMAL, method), ()), (X[:, :2],)) for method in DENSITIES]
+    + [(getattr(type(FROZEN_NORMAL), method), _unused_after(getattr(FROZEN_NORMAL, method), ()), (X[:, :2],))
+       for method in DENSITIES]
 )

@@ -89,7 +89,9 @@ def einsum_arguments(arguments: tuple) -> tuple[list[str], str, list]:
         explicit = _sublist_labels(arguments[-1]) if len(arguments) % 2 else None
     used = set("".join(terms) + (explicit or "")) - {"."}
     spare = [c for c in _LABELS if c not in used]
-    broadcast = max((np.ndim(o) - len(t.replace("...", "")) for o, t in zip(operands, terms, strict=True) if "..." in t), default=0)
+    broadcast = max(
+        (np.ndim(o) - len(t.replace("...", "")) for o, t in zip(operands, terms, strict=True) if "..." in t), default=0
+    )
     extra = "".join(spare[:broadcast])
     labels = []
     for operand, term in zip(operands, terms, strict=True):
@@ -99,7 +101,9 @@ def einsum_arguments(arguments: tuple) -> tuple[list[str], str, list]:
         labels.append(term)
     if explicit is None:
         seen = "".join(t.replace("...", "") for t in terms)
-        explicit = ("..." if any("..." in t for t in terms) else "") + "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
+        explicit = ("..." if any("..." in t for t in terms) else "") + "".join(
+            sorted(c for c in set(seen) if seen.count(c) == 1)
+        )
     return labels, explicit.replace("...", extra), operands
 
 
@@ -169,7 +173,8 @@ def tensordot_right(adjoint, a, b, axes):
     a_axes, b_axes = _tensordot_axes(axes, np.ndim(a), np.ndim(b))
     a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
     b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
-    summed = np.tensordot(a, adjoint, axes=(a_free, list(range(len(a_free)))))  # a's contracted axes in order, then b_free
+    # a's contracted axes in order, then b_free
+    summed = np.tensordot(a, adjoint, axes=(a_free, list(range(len(a_free)))))
     met = [b_axes[a_axes.index(i)] for i in sorted(a_axes)]
     return unbroadcast(np.transpose(summed, np.argsort(met + b_free)), b)
 

@@ -6,7 +6,8 @@ Where the derivative is not defined, the backward refuses with an error at the u
 singular value, the singular vectors beyond the k = min(m, n) that `full_matrices=True` adds
 (any basis of the complement), the same columns of `qr(mode='complete')`, `qr(mode='raw')`, and
 `svd(hermitian=True)` of a complex matrix (`qr` of complex matrices is refused by the complex
-guard: cpsgrad/rules/complex_support.py). Eigenvalues and singular values alone are always differentiated: at a tie the result is right
+guard: cpsgrad/rules/complex_support.py). Eigenvalues and singular values alone are always differentiated: at a tie the
+result is right
 when the tied values' adjoints are equal (a symmetric function of them), as JAX's.
 
 Complex matrices (and `eig`'s complex eigenpairs of a real matrix) follow JAX's convention

@@ -23,7 +23,8 @@ from cpsgrad.runtime.broadcasting import unbroadcast
 def pad(array, pad_width, mode="constant", constant_values=0, end_values=0, *, stat_length=None, reflect_type="even"):
     y = np.pad(array, pad_width, mode, constant_values=constant_values)
     y_d = yield y
-    array_g, constant_values_g, end_values_g = pad_adjoint(y_d, array, pad_width, mode, constant_values, end_values, stat_length, reflect_type)
+    array_g, constant_values_g, end_values_g = pad_adjoint(y_d, array, pad_width, mode, constant_values, end_values,
+                                                           stat_length, reflect_type)
     array_d += array_g
     constant_values_d += constant_values_g
     end_values_d += end_values_g

@@ -132,7 +132,9 @@ def _spread(adjoint, x):
 def _everywhere(adjoint, x):
     """The adjoint of a reduction over all of `x` (a scalar) spread to `x`, or None when `x` is
     not a plain array or the adjoint is not a scalar."""
-    if type(x) is _ndarray and (type(adjoint) is float or (isinstance(adjoint, np.generic) and adjoint.dtype.kind == "f")):
+    if type(x) is _ndarray and (
+        type(adjoint) is float or (isinstance(adjoint, np.generic) and adjoint.dtype.kind == "f")
+    ):
         return np.full(x.shape, adjoint, x.dtype)
     return None
 
@@ -223,7 +225,9 @@ def std_adjoint(adjoint, x, result, axis, ddof, keepdims: bool):
     if values.dtype.kind == "c":  # as var's
         centered, adjoint = np.conj(centered), np.real(adjoint)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = _kept(adjoint, values.ndim, axis, keepdims) / ((count - ddof) * _kept(result, values.ndim, axis, keepdims))
+        scale = _kept(adjoint, values.ndim, axis, keepdims) / (
+            (count - ddof) * _kept(result, values.ndim, axis, keepdims)
+        )
         return _spread(centered * scale, x)
 
 
@@ -290,7 +294,9 @@ def _shares(hit, axis):
 def _vector_norm_slope(values, norm, ord, axis):
     magnitude = np.abs(values)
     if ord == np.inf or ord == -np.inf:
-        extreme = np.max(magnitude, axis=axis, keepdims=True) if ord > 0 else np.min(magnitude, axis=axis, keepdims=True)
+        extreme = (
+            np.max(magnitude, axis=axis, keepdims=True) if ord > 0 else np.min(magnitude, axis=axis, keepdims=True)
+        )
         return array_sign(values) * _shares(magnitude == extreme, axis)
     if ord == 0:
         return np.zeros_like(values, dtype=np.result_type(values, 1.0))

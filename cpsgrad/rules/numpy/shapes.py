@@ -220,5 +220,6 @@ def split_adjoint(adjoint, pieces, x, axis):
     """`np.split(x, ..., axis)` backward: the pieces' adjoints (zeros where symbolic) joined again."""
     if is_zero(adjoint):
         return 0.0
-    parts = [np.zeros(np.shape(p), np.asarray(p).dtype) if is_zero(item(adjoint, i)) else item(adjoint, i) for i, p in enumerate(pieces)]
+    parts = [np.zeros(np.shape(p), np.asarray(p).dtype) if is_zero(item(adjoint, i)) else item(adjoint, i)
+             for i, p in enumerate(pieces)]
     return unbroadcast(np.concatenate(parts, axis=axis), x)

@@ -70,7 +70,8 @@ def convolve_adjoint(adjoint, a, v, mode, which: int):
     dtype = np.result_type(first, second, 1.0)
     full = full_adjoint(adjoint, (n + m - 1,), (_starts(_mode(mode), n, m, False),), dtype)
     other = second if which == 0 else first
-    return unbroadcast(np.reshape(np.correlate(full, other, "valid"), np.shape(a if which == 0 else v)), a if which == 0 else v)
+    return unbroadcast(np.reshape(np.correlate(full, other, "valid"), np.shape(a if which == 0 else v)),
+                       a if which == 0 else v)
 
 
 def correlate_adjoint(adjoint, a, v, mode, which: int):

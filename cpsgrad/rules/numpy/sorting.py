@@ -264,7 +264,9 @@ def take_along_axis_adjoint(adjoint, x, indices, axis):
         values, axis = np.ravel(values), 0
     axis = axis % values.ndim
     position = [
-        indices if dimension == axis else np.arange(size).reshape((1,) * dimension + (-1,) + (1,) * (values.ndim - dimension - 1))
+        indices
+        if dimension == axis
+        else np.arange(size).reshape((1,) * dimension + (-1,) + (1,) * (values.ndim - dimension - 1))
         for dimension, size in enumerate(values.shape)
     ]
     summed = np.zeros(values.shape, adjoint.dtype)

@@ -159,6 +159,8 @@ def outer_adjoint(adjoint, a, b, operation: str, which: int):
     upstream = np.asarray(adjoint) * slope
     if which == 0:
         shape = left.shape
-        summed = np.sum(upstream, axis=tuple(range(np.ndim(a), upstream.ndim)), keepdims=True) if np.ndim(b) else upstream
+        summed = (
+            np.sum(upstream, axis=tuple(range(np.ndim(a), upstream.ndim)), keepdims=True) if np.ndim(b) else upstream
+        )
         return unbroadcast(np.reshape(np.broadcast_to(summed, shape), np.shape(a)), a)
     return unbroadcast(np.broadcast_to(upstream, np.shape(adjoint)), b)

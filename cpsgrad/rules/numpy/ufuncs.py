@@ -259,7 +259,12 @@ def elementwise_adjoint(op: str, adjoint, saved, x):
     (`cpsgrad.kernels.thresholds`), the kernel from there on; Python numbers never reach it."""
     if type(adjoint) is float and adjoint == 0.0:
         return 0.0
-    if type(saved) is _ndarray and type(adjoint) is _ndarray and adjoint.shape == saved.shape and adjoint.dtype is saved.dtype:
+    if (
+        type(saved) is _ndarray
+        and type(adjoint) is _ndarray
+        and adjoint.shape == saved.shape
+        and adjoint.dtype is saved.dtype
+    ):
         threshold = _KERNEL_MIN_SIZE.get(op, -1)
         if threshold == -1:
             from cpsgrad.kernels import thresholds

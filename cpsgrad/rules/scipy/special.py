@@ -367,7 +367,9 @@ def beta_density(a, b, x):
     """d betainc(a, b, x) / dx: x^(a-1) (1-x)^(b-1) / B(a, b) (at x = 0 for a = 1 and at x = 1 for
     b = 1: 1 / B(a, b), the one-sided derivative)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.exp(sc.xlogy(np.subtract(a, 1.0), x) + sc.xlog1py(np.subtract(b, 1.0), np.negative(x)) - sc.betaln(a, b))
+        return np.exp(
+            sc.xlogy(np.subtract(a, 1.0), x) + sc.xlog1py(np.subtract(b, 1.0), np.negative(x)) - sc.betaln(a, b)
+        )
 
 
 def rel_entr_slopes(x, y):

@@ -10,7 +10,8 @@ and scale, not in a shape parameter (that is refused when differentiated: `speci
 
 The templates are alike but for the distribution, its shape parameters and the method, so they
 are made from one text (`_TEMPLATE`), each `def` carrying its text (`__rule_source__`, which
-the transform reads as any template's source; in linecache too, for tracebacks); `cpsgrad show` prints what they inline. Their backwards call
+the transform reads as any template's source; in linecache too, for tracebacks); `cpsgrad show` prints what they inline.
+Their backwards call
 `density_adjoint` / `count_adjoint` here: one call per differentiated parameter.
 """
 

@@ -2,7 +2,8 @@
 pdf and logpdf) and for the methods of frozen distributions (`scipy.stats.norm(0.0, 2.0).logpdf(x)`).
 
 A frozen distribution's parameters were fixed when it was made: its methods are differentiated in
-x only (a frozen poisson's pmf has no rule: its counts are integers). A distribution frozen from differentiable parameters is refused where it is made (see
+x only (a frozen poisson's pmf has no rule: its counts are integers). A distribution frozen from differentiable
+parameters is refused where it is made (see
 `registry.advice`): write `scipy.stats.norm.logpdf(x, loc, scale)` instead.
 
 multivariate_normal's backward inverts the covariance (numpy.linalg), and gives the covariance the
@@ -146,7 +147,8 @@ def frozen_adjoint(frozen, method: str, adjoint, y, x):
 
     name = frozen.dist.name
     if name not in CONTINUOUS and name != "poisson":
-        refuse(f"scipy.stats.{name}(...).{method}", "x", f" (cpsgrad has rules for {', '.join(sorted(CONTINUOUS))} and poisson)")
+        refuse(f"scipy.stats.{name}(...).{method}", "x",
+               f" (cpsgrad has rules for {', '.join(sorted(CONTINUOUS))} and poisson)")
     if name == "poisson":
         refuse(f"scipy.stats.poisson(...).{method}", "its count k", " (an integer)")
     shapes, loc, scale = frozen.dist._parse_args(*frozen.args, **frozen.kwds)

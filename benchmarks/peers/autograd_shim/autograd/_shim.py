@@ -303,7 +303,8 @@ def vjp_check(fun, argnum, args, kwargs) -> None:
         _record("refused", **_error_class(error))
         return
     except (ShimUnsupported, NeedsForwardOrHigherOrder) as error:
-        _record("n/a" if isinstance(error, ShimUnsupported) else "refused-order", kind=type(error).__name__, message=str(error))
+        _record("n/a" if isinstance(error, ShimUnsupported) else "refused-order", kind=type(error).__name__,
+                message=str(error))
         return
     except Exception as error:  # noqa: BLE001 - every other exception is a crash of cpsgrad's
         _record("crash", kind=type(error).__name__, message=str(error)[:300],
