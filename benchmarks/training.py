@@ -109,7 +109,8 @@ def chunks(data, options, zero_state):
         reset = iteration == 0 or position + options.sequence + 1 >= len(data.ids)
         if reset:
             position = 0
-        yield data.ids[position : position + options.sequence], data.ids[position + 1 : position + options.sequence + 1], reset
+        end = position + options.sequence
+        yield data.ids[position:end], data.ids[position + 1 : end + 1], reset
         position += options.sequence
 
 
@@ -354,7 +355,8 @@ def main(argv=None) -> int:
     parser.add_argument("--iterations", type=int, default=None)
     parser.add_argument("--plot", default=None, help="write the loss curves to this PNG")
     arguments = parser.parse_args(argv)
-    peers = {"none": set(), "all": {"torch", "numpy", "perturbed"}}.get(arguments.peers, set(arguments.peers.split(",")))
+    named = {"none": set(), "all": {"torch", "numpy", "perturbed"}}
+    peers = named.get(arguments.peers, set(arguments.peers.split(",")))
     iterations = arguments.iterations or (QUICK_ITERATIONS if arguments.quick else ITERATIONS)
     print(f"## Training end to end ({platform.python_version()}, numpy {np.__version__}, {cpu_model()}, "
           f"one thread; curves must agree to {CURVE_TOLERANCE:.0e})\n")
