@@ -41,7 +41,7 @@ import cpsgrad
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.testing import forms, mutations
 from cpsgrad.testing.check import GradCheck, check_grad
-from cpsgrad.testing.soaking import reproducible_draws, run_chunks
+from cpsgrad.testing.soaking import pick, reproducible_draws, run_chunks
 from cpsgrad.testing.strategies import arrays
 
 reproducible_draws()  # a seed draws the same programs in every process (soaking.py)
@@ -304,7 +304,7 @@ class _Builder:
     # -- choices --
 
     def choose(self, options: list[Any]) -> Any:
-        return self.draw(st.sampled_from(options)) if len(options) > 1 else options[0]
+        return pick(self.draw, options)  # not st.sampled_from (soaking.pick)
 
     def chance(self, probability_in_8: int = 4) -> bool:
         return self.draw(st.integers(0, 7)) < probability_in_8
@@ -1878,6 +1878,41 @@ _ALIASING_SWITCHES = (
 )
 
 
+def switch_sets() -> dict[str, dict[str, bool]]:
+    """The switch sets the soak's command line draws with, by its flag: the defaults (""),
+    `--writes`, and each `--no-X` alone."""
+    sets: dict[str, dict[str, bool]] = {"": {}, "--writes": {"writes": True}}
+    for switch in ("numpy", "closures", *_ALIASING_SWITCHES, *forms.SWITCHES):
+        sets[f"--no-{switch.replace('_', '-')}"] = {switch: False}
+    return sets
+
+
+def draw_texts(count: int, seed: int, **options: Any) -> list[str]:
+    """The texts (`repr`) of the first `count` programs hypothesis draws from `programs(**options)`
+    seeded `seed`, as `--show` prints them: a function of (options, seed, hypothesis's version)
+    alone, in any process (tests/test_reproducible.py)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as seeded
+
+    texts: list[str] = []
+
+    @seeded(seed)
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(programs(**options))
+    def collect(program: Program) -> None:
+        texts.append(repr(program))
+
+    collect()
+    return texts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cpsgrad.testing.programs",
@@ -1899,15 +1934,7 @@ def main(argv: list[str] | None = None) -> int:
     options.update({switch: not getattr(arguments, f"no_{switch}") for switch in _ALIASING_SWITCHES + forms.SWITCHES})
     soak_options = {**options, "shrink": not arguments.no_shrink}
     if arguments.show:
-        from hypothesis import HealthCheck, given, seed, settings
-
-        @seed(arguments.seed)
-        @settings(max_examples=arguments.show, database=None, suppress_health_check=list(HealthCheck))
-        @given(programs(**options))
-        def show(program: Program) -> None:
-            print(repr(program))
-
-        show()
+        print(*draw_texts(arguments.show, arguments.seed, **options), sep="")
         return 0
     started = time.monotonic()
     counts, failures = soak(arguments.soak, arguments.seed, arguments.jobs, arguments.chunk, **soak_options)
