@@ -121,5 +121,36 @@ def test_the_draws_are_pinned():
     assert {flag: _digest(texts) for flag, texts in _drawn_here().items()} == PINNED
 
 
+
+# 50 programs a set (seeds 1000, 1001, ...), recorded before programs.py was split into
+# cpsgrad/testing/generator/ (the split left them byte-identical).
+PINNED_50 = {
+    "": "056de6ab6c892a8f",
+    "--writes": "5765fa03c4012cdc",
+    "--no-numpy": "87c7bf2a54439571",
+    "--no-closures": "6aa33d36a08fef0b",
+    "--no-repeated-arguments": "f98c1f68b7a8c489",
+    "--no-views": "865441c96a39c02c",
+    "--no-aliased-containers": "797293c853778e19",
+    "--no-discarded-results": "5d20687290a9c40a",
+    "--no-captured-arguments": "b8204f935e113eb5",
+    "--no-rebinding": "e73ea9cd2e2c697d",
+    "--no-starred": "5de4cf06e445909f",
+    "--no-exceptions": "70f571c3271f7c6f",
+    "--no-walrus": "bb377f3696428163",
+    "--no-sets": "283d2d3b309bc80e",
+    "--no-effects": "bb25479b9f08e0c5",
+    "--no-classes": "30437b2fa8c5cb79",
+}
+
+
+@pytest.mark.slow
+def test_fifty_programs_a_set_are_pinned():
+    if hypothesis.__version__ != PINNED_WITH:
+        pytest.skip(f"digests pinned with hypothesis {PINNED_WITH}, this is {hypothesis.__version__}")
+    drawn = {flag: draw_texts(50, 1000 + k, **SETS[flag]) for k, flag in enumerate(SETS)}
+    assert {flag: _digest(texts) for flag, texts in drawn.items()} == PINNED_50
+
+
 if __name__ == "__main__":
     print({flag: _digest(texts) for flag, texts in _drawn_here().items()})
