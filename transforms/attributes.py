@@ -18,7 +18,7 @@ import types
 
 import libcst as cst
 
-from cpsgrad.transforms import calls, effects, rewriting, syntax, walk
+from cpsgrad.transforms import calls, effects, object_methods, rewriting, syntax, walk
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -312,7 +312,10 @@ def method_effects(normalized, active: set[str], resolver) -> bool:
     (`Base.__init__(self, w)`), where an operand is differentiable, become `t = obj.method(x)`: a
     call of a user method like any other (its writes into `self` are the object's,
     runtime/objects.py; its own transform refuses what would keep a value elsewhere), its result
-    discarded. Whether it changed (the pipeline runs activity again)."""
+    discarded. First a user object's method named like a container's (`r.get()`) is split off as
+    a bound method (transforms/object_methods.py). Whether it changed (the pipeline runs activity again)."""
+    if object_methods.split(normalized, active, resolver):
+        return True
     rewriter = _MethodEffects(normalized, active, resolver)
     definition = normalized.definition.visit(rewriter)
     if not rewriter.changed:
