@@ -22,7 +22,8 @@ space, with ``lp = log_probs[:, n, :]``:
 The scalar formulas below are plain Python, compiled for the CPU (``numba.njit``, inlined) and for
 CUDA (device functions); the CPU loops run the batch in parallel (``prange``) on large problems
 (``PARALLEL_CELLS``), the CUDA kernels run one block a batch element (threads over ``s``, one
-barrier a step) for alpha and beta and one thread an element of the gradient. Recursions and residuals are float64 for either input dtype.
+barrier a step) for alpha and beta and one thread an element of the gradient. Recursions and
+residuals are float64 for either input dtype.
 
 Targets are padded ``(N, S)`` or concatenated 1-D (``sum(target_lengths)`` long); both become a
 flat int64 array and one offset an element, checked on the host (lengths, labels in ``[0, C)`` and
