@@ -127,6 +127,21 @@ def update_by_pairs(x):
     return d["a"] * d["b"]
 
 
+def extend_parameter_by_tuple(x, a):
+    a += (x[1] * 2.0, x[2])
+    return sum(a) * len(a)
+
+
+def extend_parameter_by_tuple_caller(x):
+    return extend_parameter_by_tuple(x, [x[0]])
+
+
+def test_a_parameter_list_extended_by_a_tuple_changes_in_place():
+    (expected, theirs), (value, ours) = _values(extend_parameter_by_tuple, Items([1.0]))
+    assert value == expected and ours == theirs and type(ours[0]) is Items
+    check_grad(extend_parameter_by_tuple_caller, X.copy())
+
+
 @pytest.mark.parametrize("function", [extend_by_tuple, extend_by_tuple_through_alias, update_by_pairs])
 def test_the_operand_is_taken_as_the_in_place_operator_takes_it(function):
     check_grad(function, X.copy())

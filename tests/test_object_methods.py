@@ -59,3 +59,64 @@ def maybe_a_dict(x, flag):
 
 def test_a_name_that_may_hold_another_kind_is_left_to_the_rules():
     assert cpsgrad.grad(maybe_a_dict)(X.copy(), False)[0] == 1.0
+
+
+# ---- the other everyday forms of the brief: what works, and what is refused where it is written ----
+
+
+def dict_of_pairs_and_keywords(x):
+    pairs = [("a", x[0]), ("b", x[1] * x[2])]
+    d = dict(pairs, c=x[3] * 2.0, a=x[4])  # a keyword replaces a pair's value, as in Python
+    return d["a"] * d["b"] + d["c"]
+
+
+def test_dict_of_pairs_and_keywords():
+    assert cpsgrad.value_and_grad(dict_of_pairs_and_keywords)(X.copy())[0] == dict_of_pairs_and_keywords(X.copy())
+    check_grad(dict_of_pairs_and_keywords, X.copy())
+    assert cpsgrad.grad(dict_of_pairs_and_keywords)(X.copy())[0] == 0.0
+
+
+def _products(x):
+    for i in range(3):
+        yield x[i] * x[i + 1]
+
+
+def generator_in_a_generator_expression(x):
+    return sum(v * v for v in _products(x))
+
+
+def closure_appending(x):
+    out = []
+
+    def push(v):
+        out.append(v * 2.0)
+
+    for i in range(3):
+        push(x[i])
+    return sum(out)
+
+
+def _fill(buf, v):
+    buf[0] = v * 3.0
+
+
+def callee_writing_the_callers_array(x):
+    buf = np.zeros(2)
+    _fill(buf, x[1])
+    return np.sum(buf) * x[0]
+
+
+@pytest.mark.parametrize(
+    "function, offset, words",
+    [
+        (generator_in_a_generator_expression, 1, r"generator call in this position: iterate the call where it is made"),
+        (closure_appending, 7, r"call of push for its effect: push receives a differentiable value"),
+        (callee_writing_the_callers_array, 2, r"_fill writes into the array of its parameter buf"),
+    ],
+)
+def test_the_forms_still_refused_are_refused_where_they_are_written(function, offset, words):
+    import inspect
+
+    with pytest.raises(cpsgrad.UnsupportedError, match=words) as raised:
+        cpsgrad.grad(function)(X.copy())
+    assert raised.value.location.line == inspect.getsourcelines(function)[1] + offset

@@ -72,7 +72,8 @@ class _Operands(rewriting.Rewriter):
             computed = statement
             if _converted(origin):  # the operand as the in-place operator takes it
                 operand = self.namer.temporary()
-                checked = syntax.assign(operand, _runtime("in_place_operand", cst.Name(name), value.right, *flags))
+                function = "in_place_mapping" if operator == "|" else "in_place_operand"
+                checked = syntax.assign(operand, _runtime(function, cst.Name(name), value.right, *flags))
                 computed = statement.with_changes(
                     body=[statement.body[0].with_changes(value=value.with_changes(right=cst.Name(operand)))]
                 )

@@ -36,6 +36,12 @@ def in_place_operand(target, value, operator: str, where: str = "", in_place: bo
     return value
 
 
+def in_place_mapping(target, value, operator: str, where: str = "", in_place: bool = False):
+    """`in_place_operand` for a `|=`: a dict's operand is a mapping (the adjoint pass reads the
+    other's result as a sequence)."""
+    return in_place_operand(target, value, operator, where, in_place)
+
+
 def in_place_operand_adjoint(value, operand, adjoint):
     """The adjoint of `value` from that of `in_place_operand(..., value, ...)`'s result `operand`."""
     if operand is value:
