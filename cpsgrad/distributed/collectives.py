@@ -85,6 +85,10 @@ def reduce_arrays(arrays: list[np.ndarray], *, count: float | None = None, scala
     if count is not None and not count >= 0:
         raise ValueError(f"count must be a nonnegative number of samples, not {count!r}")
     weighted = count is not None
+    if comm.size == 1:  # the mean over one rank: the arrays as they are, bit for bit
+        if on_ready is not None:
+            on_ready(list(reversed(range(len(arrays)))))
+        return (float(count) if weighted else 1.0), [float(s) for s in scalars]
     extra = len(scalars) + (1 if weighted else 0)
     plan = _plans.get(arrays, bucket_bytes, extra)
     limit = default_timeout() if timeout is None else timeout
@@ -103,9 +107,8 @@ def reduce_arrays(arrays: list[np.ndarray], *, count: float | None = None, scala
     total = float(comm.size)
     means: list[float] = []
     for bucket, pending in zip(plan.buckets, requests, strict=True):
-        left = max(0.0, limit - (time.monotonic() - start))
         wait(comm, pending, f"{what} (bucket {bucket.number + 1} of {len(plan.buckets)}: "
-             f"{_describe_bucket(bucket)})", left)
+             f"{_describe_bucket(bucket)})", limit, since=start)
         if bucket.number == 0:
             slots = buffers.extras(plan)
             if weighted:

@@ -118,24 +118,29 @@ def _report(message: str) -> None:
     sys.stderr.flush()
 
 
-def wait(comm, requests: list, what: str, timeout: float | None = None) -> None:
+def wait(comm, requests: list, what: str, timeout: float | None = None, since: float | None = None) -> None:
     """Wait until every request completes; past `timeout` seconds (default: `default_timeout()`)
-    end the job with a message naming this rank and `what` was waited on."""
+    from `since` (a `time.monotonic()`; default now) end the job with a message naming this rank
+    and `what` was waited on."""
     if all(request.Test() for request in requests):
         return
     limit = default_timeout() if timeout is None else timeout
-    start = time.monotonic()
-    pause = 0.0
+    start = time.monotonic() if since is None else since
     pending = [request for request in requests if not request.Test()]
+    polls = 0
     while pending:
-        if time.monotonic() - start > limit:
-            comm.abort(f"cpsgrad.distributed: rank {comm.rank} of {comm.size}: {what} did not complete "
-                       f"within {limit:g} s (another rank failed, is stuck, or never made the same call; "
-                       f"the timeout is the timeout= argument or ${TIMEOUT_ENV}); aborting the job")
-            return
-        if pause:
-            time.sleep(pause)
-        pause = min(1e-3, pause * 2 or 2e-5)  # poll at once, then back off to 1 ms
+        polls += 1
+        if polls % 64 == 0:
+            waited = time.monotonic() - start
+            if waited > limit:
+                comm.abort(f"cpsgrad.distributed: rank {comm.rank} of {comm.size}: {what} did not complete "
+                           f"within {limit:g} s (another rank failed, is stuck, or never made the same call; "
+                           f"the timeout is the timeout= argument or ${TIMEOUT_ENV}); aborting the job")
+                return
+            # A non-blocking collective moves on only while it is tested (Open MPI has no progress
+            # thread): poll without pause for the first 50 ms, then give the core away a little.
+            if waited > 0.05:
+                time.sleep(min(1e-3, waited / 100))
         pending = [request for request in pending if not request.Test()]
 
 
