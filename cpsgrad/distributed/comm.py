@@ -25,6 +25,7 @@ import numpy as np
 # Intel MPI's PMI, Slurm's srun).
 _LAUNCHER_SIZES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS")
 TIMEOUT_ENV = "CPSGRAD_DISTRIBUTED_TIMEOUT"
+_YIELD = hasattr(os, "sched_yield")
 DEFAULT_TIMEOUT = 300.0  # seconds a collective may wait for the other ranks
 
 
@@ -96,7 +97,7 @@ class MPIWorld:
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
-        self.name = f"MPI ({MPI.Get_library_version().splitlines()[0].strip()})"
+        self.name = f"MPI ({MPI.Get_library_version().split(',')[0].strip(chr(0)).strip()})"
 
     def start_allreduce(self, buffer: np.ndarray):
         return self.comm.Iallreduce(self._MPI.IN_PLACE, buffer, op=self._MPI.SUM)
@@ -141,6 +142,8 @@ def wait(comm, requests: list, what: str, timeout: float | None = None, since: f
             # thread): poll without pause for the first 50 ms, then give the core away a little.
             if waited > 0.05:
                 time.sleep(min(1e-3, waited / 100))
+        if _YIELD:  # let a rank that shares this core run (more ranks than free cores)
+            os.sched_yield()
         pending = [request for request in pending if not request.Test()]
 
 

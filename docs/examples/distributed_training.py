@@ -102,6 +102,9 @@ def run(workload: Workload, argv: list[str] | None = None) -> int:
                         help="plain SGD at this rate instead of the workload's optimizer")
     parser.add_argument("--warmup", type=int, default=2, help="steps left out of the throughput")
     options = parser.parse_args(argv)
+    if options.steps < 1 or options.batch < 1:
+        parser.error("--steps and --batch must be at least 1")
+    warmup = min(options.warmup, options.steps - 1)  # at least one step timed
     comm = dist.world()
     lead = comm.rank == 0
     params = workload.init(np.random.default_rng(options.seed + 1000 * comm.rank))  # broadcast from rank 0
@@ -135,7 +138,7 @@ def run(workload: Workload, argv: list[str] | None = None) -> int:
         local, count = local_part(batch, workload.axes, comm)
         start = time.perf_counter()
         loss = trainer.step(*local, count=count)
-        if step >= options.warmup:
+        if step >= warmup:
             timed += time.perf_counter() - start
             for key in totals:
                 totals[key] += trainer.timing[key]
@@ -143,15 +146,15 @@ def run(workload: Workload, argv: list[str] | None = None) -> int:
         last = loss
         if lead and (step % max(1, options.steps // 10) == 0 or step == options.steps - 1):
             print(f"step {step}: loss {loss:.4f}")
-    measured = max(1, options.steps - options.warmup)
+    measured = options.steps - warmup
     summary = {
         "workload": workload.name, "ranks": comm.size, "batch": options.batch, "steps": options.steps,
-        "samples_per_second": options.batch * measured / timed if timed else None,
+        "samples_per_second": options.batch * measured / timed,
         "seconds_per_step": timed / measured,
         "gradients_seconds": totals["gradients"] / measured,
         "reduce_and_update_seconds": totals["reduce_and_update"] / measured,
-        "messages_per_step": dist.traffic.messages / options.steps,
-        "bytes_per_step": dist.traffic.nbytes / options.steps,
+        "messages_per_step": dist.traffic.messages / max(1, options.steps),
+        "bytes_per_step": dist.traffic.nbytes / max(1, options.steps),
         "parameter_bytes": sum(leaf.nbytes for leaf in leaves(params)),
         "first_loss": first, "last_loss": last,
     }
@@ -166,4 +169,4 @@ def run(workload: Workload, argv: list[str] | None = None) -> int:
             Path(options.json).write_text(json.dumps(summary, indent=2))
     if options.save:
         np.savez(Path(options.save) / f"rank{comm.rank}.npz", *[np.asarray(p) for p in leaves(params)])
-    return 0 if last < first or options.steps < 10 else 1
+    return 0 if options.steps < 10 or last < first else 1
