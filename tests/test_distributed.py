@@ -197,7 +197,7 @@ def test_under_a_launcher_without_mpi4py_the_error_says_how_to_install_it(monkey
 def test_importing_cpsgrad_and_cpsgrad_distributed_never_imports_mpi4py():
     code = ("import sys, cpsgrad; assert 'cpsgrad.distributed' not in sys.modules; "
             "assert cpsgrad.distributed.size() == 1; assert 'mpi4py' not in sys.modules")
-    env = {k: v for k, v in os.environ.items() if k not in comm_module._LAUNCHER_SIZES}
+    env = {k: v for k, v in os.environ.items() if k not in comm_module._LAUNCHER_SIZES + comm_module._LAUNCHER_MARKS}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
 
 
@@ -285,7 +285,7 @@ needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=str(_mpi_missi
 
 
 def _clean_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in comm_module._LAUNCHER_SIZES
+    env = {k: v for k, v in os.environ.items() if k not in comm_module._LAUNCHER_SIZES + comm_module._LAUNCHER_MARKS
            and not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
     env.update({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, **extra)
     return env

@@ -21,9 +21,11 @@ import traceback
 
 import numpy as np
 
-# The environment variables MPI launchers set in every rank (Open MPI's mpirun, MPICH/Hydra and
-# Intel MPI's PMI, Slurm's srun).
-_LAUNCHER_SIZES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS")
+# What MPI launchers set in every rank: Open MPI's mpirun, MPICH/Hydra and Intel MPI (PMI),
+# Slurm's srun (PMI_SIZE with --mpi=pmi2, PMIX_RANK with --mpi=pmix). Not SLURM_NTASKS: a plain
+# process in a Slurm job has it too.
+_LAUNCHER_SIZES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS")
+_LAUNCHER_MARKS = ("PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
 TIMEOUT_ENV = "CPSGRAD_DISTRIBUTED_TIMEOUT"
 _YIELD = hasattr(os, "sched_yield")
 DEFAULT_TIMEOUT = 300.0  # seconds a collective may wait for the other ranks
@@ -48,12 +50,13 @@ def default_timeout() -> float:
 
 
 def launched_size() -> int | None:
-    """The number of ranks an MPI launcher says this job has, or None when none started it."""
+    """The number of ranks an MPI launcher says this job has (0 when it started this process
+    without saying how many), or None when no launcher started it."""
     for name in _LAUNCHER_SIZES:
         value = os.environ.get(name)
         if value and value.isdigit():
             return int(value)
-    return None
+    return 0 if any(os.environ.get(name) for name in _LAUNCHER_MARKS) else None
 
 
 class _Done:
@@ -166,8 +169,9 @@ def world(mpi: bool | None = None):
             if not mpi and size == 1:
                 use_mpi = False
             else:
+                ranks = f"{size} ranks" if size else "ranks"
                 raise DistributedError(
-                    f"this program runs under an MPI launcher ({size} ranks) but mpi4py is not installed: "
+                    f"this program runs under an MPI launcher ({ranks}) but mpi4py is not installed: "
                     "pip install 'cpsgrad[mpi]' (Open MPI's libraries first: apt-get install "
                     "openmpi-bin libopenmpi-dev); see docs/distributed.md") from None
     found = MPIWorld() if use_mpi else SingleProcess()
