@@ -55,6 +55,36 @@ def test_gradients_with_shared_adjoints_are_right():
     assert dx is not dy
 
 
+def sum_read_after_an_earlier_use(x, w):
+    u = np.sin(x)  # its backward adds into x's adjoint after z's has made it w's array too
+    z = x + w  # z's adjoint becomes x's and w's: one array, three names
+    return np.sum(z * z) + np.sum(u)
+
+
+def sum_of_three_names(x, w):
+    u = np.cos(w)
+    v = np.sin(x)
+    z = np.add(w, x)
+    return np.sum(z * z) + np.sum(u * v)
+
+
+@pytest.mark.parametrize("function", [sum_read_after_an_earlier_use, sum_of_three_names])
+def test_an_adjoint_two_names_share_is_not_added_into_in_place(function):
+    # accumulate must count references exactly (== 3): a weaker guard (>= 3) adds the earlier
+    # use's contribution into the array that is w's adjoint too, and w's gradient is wrong
+    x, w = np.linspace(0.1, 0.5, 3), np.linspace(-1.0, 1.0, 3)
+    dx, dw = cpsgrad.grad(function, argnums=(0, 1))(x, w)
+    eps = 1e-6
+    for argument, gradient in ((0, dx), (1, dw)):
+        numeric = np.zeros(3)
+        for i in range(3):
+            plus, minus = [x.copy(), w.copy()], [x.copy(), w.copy()]
+            plus[argument][i] += eps
+            minus[argument][i] -= eps
+            numeric[i] = (function(*plus) - function(*minus)) / (2 * eps)
+        np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("steps", [1, 5])
 def test_loop_carried_adjoints_accumulate_right(steps):
     gradient = cpsgrad.grad(loop_sum, argnums=(0, 1))
