@@ -68,16 +68,34 @@ def sum_of_three_names(x, w):
     return np.sum(z * z) + np.sum(u * v)
 
 
-@pytest.mark.parametrize("function", [sum_read_after_an_earlier_use, sum_of_three_names])
+def sum_after_an_indexed_read(x, w):
+    u = x[1] * 3.0  # accumulate_index adds into x's adjoint in place where nothing else holds it
+    z = x + w
+    return np.sum(z * z) + u * u
+
+
+def sum_after_a_product(W, V):
+    h = np.array([0.5, -1.0, 2.0])
+    u = W @ h  # accumulate_matmul_left: a BLAS update into W's adjoint where nothing else holds it
+    z = W + V
+    return np.sum(z * z) + np.sum(np.tanh(u))
+
+
+@pytest.mark.parametrize(
+    "function", [sum_read_after_an_earlier_use, sum_of_three_names, sum_after_an_indexed_read, sum_after_a_product]
+)
 def test_an_adjoint_two_names_share_is_not_added_into_in_place(function):
-    # accumulate must count references exactly (== 3): a weaker guard (>= 3) adds the earlier
-    # use's contribution into the array that is w's adjoint too, and w's gradient is wrong
-    x, w = np.linspace(0.1, 0.5, 3), np.linspace(-1.0, 1.0, 3)
+    # accumulate (and accumulate_index, accumulate_matmul_left) must count references exactly
+    # (== 3): a weaker guard (>= 3) adds the earlier use's contribution into the array that is w's
+    # adjoint too, and w's gradient is wrong
+    shape = (2, 3) if function is sum_after_a_product else (3,)
+    size = int(np.prod(shape))
+    x, w = np.linspace(0.1, 0.5, size).reshape(shape), np.linspace(-1.0, 1.0, size).reshape(shape)
     dx, dw = cpsgrad.grad(function, argnums=(0, 1))(x, w)
     eps = 1e-6
     for argument, gradient in ((0, dx), (1, dw)):
-        numeric = np.zeros(3)
-        for i in range(3):
+        numeric = np.zeros(shape)
+        for i in np.ndindex(shape):
             plus, minus = [x.copy(), w.copy()], [x.copy(), w.copy()]
             plus[argument][i] += eps
             minus[argument][i] -= eps
