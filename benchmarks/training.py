@@ -12,7 +12,9 @@ PyTorch runs the examples' own loss source with `np` bound to `torch` (scalar.re
 model is the same code; its optimizer is `torch.optim.Adagrad`, its clipping
 `torch.nn.utils.clip_grad_value_`. cpsgrad's and PyTorch's loss curves must agree to
 CURVE_TOLERANCE (relative, at every iteration of CURVE_ITERATIONS; see there why not every
-iteration of min-char-rnn) and their last 100 losses' means to MEAN_TOLERANCE, or the suite fails.
+iteration of min-char-rnn) and their last 100 losses' means to MEAN_TOLERANCE or, where larger,
+CHAOS_FACTOR times the perturbed run's difference in the same run, or the suite fails. The
+TreeLSTM row is benchmarks/training_tree.py's (`--models tree_lstm`).
 
     python benchmarks/training.py [--quick] [--peers none|all|torch,numpy] [--models NAME,...]
                                   [--iterations N] [--plot PNG]
@@ -55,6 +57,7 @@ CURVE_TOLERANCE = 1e-8  # relative, per iteration, cpsgrad against PyTorch (floa
 # the first ~15 iterations; after that the curves are compared by their last 100 losses' mean.
 CURVE_ITERATIONS = {"min-char-rnn": 15, "lstm": None}
 MEAN_TOLERANCE = 0.02  # relative, the mean of the last 100 losses, where the curve may diverge
+CHAOS_FACTOR = 3.0  # how far beyond the perturbed run's last-100 mean a peer's may be
 PERTURBATION = 1e-15
 ITERATIONS = 5001  # Lantern's
 QUICK_ITERATIONS = 100
@@ -292,6 +295,16 @@ def run_model(name, iterations, quick, peers):
     return results, failed
 
 
+def chaotic_tolerance(results, ours) -> float:
+    """The last-100 mean's tolerance: MEAN_TOLERANCE, or CHAOS_FACTOR times what the same numpy
+    code from weights perturbed by PERTURBATION differs by in this run, where that is larger
+    (a chaotic training's spread over a long run, measured, not assumed)."""
+    perturbed = results.get("perturbed")
+    if ours is None or perturbed is None or perturbed[1] is None:
+        return MEAN_TOLERANCE
+    return max(MEAN_TOLERANCE, CHAOS_FACTOR * mean_error(perturbed[1], ours))
+
+
 def report(name, iterations, results) -> tuple[list[str], bool]:
     window = CURVE_ITERATIONS.get(name)
     held = min(window or iterations, iterations)
@@ -301,6 +314,7 @@ def report(name, iterations, results) -> tuple[list[str], bool]:
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     failed = False
     _, ours, our_seconds, _ = results["cpsgrad"]
+    mean_tolerance = chaotic_tolerance(results, ours)
     for peer, (label, losses, seconds, reason) in results.items():
         if losses is None:
             lines.append(f"| {label} | {reason} | | | | | | |")
@@ -310,10 +324,12 @@ def report(name, iterations, results) -> tuple[list[str], bool]:
             held_error = curve_error(losses, ours, held)
             whole_error = f"{curve_error(losses, ours):.1e}"
             mean = mean_error(losses, ours)
-            if peer == "torch" and not (held_error <= CURVE_TOLERANCE and mean <= MEAN_TOLERANCE):
+            if peer == "torch" and not (held_error <= CURVE_TOLERANCE and mean <= mean_tolerance):
                 failed = True
                 whole_error += " (FAILED)"
             held_error, mean = f"{held_error:.1e}", f"{mean:.1e}"
+        if peer == "torch" and mean:
+            mean += f" (tolerance {mean_tolerance:.1e})"
         ratio = f"{seconds / our_seconds:.2f}x" if our_seconds else ""
         lines.append(f"| {label} | {seconds:.2f} | {iterations / seconds:.0f} | {ratio} | "
                      f"{np.mean(losses[-100:]):.3f} | {held_error} | {whole_error} | {mean} |")
@@ -347,11 +363,32 @@ def plot(all_results, path):
     pyplot.close(figure)
 
 
+def separate_rows() -> dict[str, Callable]:
+    """Models benchmarked by a module of their own, which prints its table and raises
+    AssertionError when the curves disagree: name -> callable(quick)."""
+    import training_tree
+
+    name, run = training_tree.register()
+    return {name: run}
+
+
+def _has_torch() -> bool:
+    try:
+        import_peer("torch")
+    except Unavailable:
+        return False
+    return True
+
+
+SEPARATE = ("tree_lstm",)  # separate_rows()'s names, known before its module is imported
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_ITERATIONS} iterations on one play")
     parser.add_argument("--peers", default="all", help="none, all, or a list of torch,numpy,perturbed")
-    parser.add_argument("--models", default=",".join(MODELS), help=f"of {', '.join(MODELS)}")
+    every = (*MODELS, *SEPARATE)
+    parser.add_argument("--models", default=",".join(every), help=f"of {', '.join(every)}")
     parser.add_argument("--iterations", type=int, default=None)
     parser.add_argument("--plot", default=None, help="write the loss curves to this PNG")
     arguments = parser.parse_args(argv)
@@ -362,6 +399,15 @@ def main(argv=None) -> int:
           f"one thread; curves must agree to {CURVE_TOLERANCE:.0e})\n")
     failed, all_results = False, {}
     for name in arguments.models.split(","):
+        if name in SEPARATE:
+            chosen = ["cpsgrad"] + [tree for ours, tree in (("torch", "torch eager"), ("numpy", "numpy by hand"))
+                                    if ours in peers and (ours != "torch" or _has_torch())]
+            try:
+                separate_rows()[name](arguments.quick, chosen)
+            except AssertionError as error:
+                print(f"{name} FAILED: {error}\n", flush=True)
+                failed = True
+            continue
         results, model_failed = run_model(name, iterations, arguments.quick, peers)
         lines, curve_failed = report(name, iterations, results)
         print("\n".join(lines) + "\n", flush=True)

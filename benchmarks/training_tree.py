@@ -19,7 +19,7 @@ thread before numpy loads). Ratios from one run: the machine is noisy.
     python benchmarks/training_tree.py [--trees 300] [--quick] [--data-dir D] [--profile]
 
 `register()` returns this row for benchmarks/training.py's registry (a name and a callable
-taking `quick`).
+taking `quick` and the peers to run, of PEERS' names).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def run(trees=300, data_dir=None, tolerance=1e-8, report=print, peers=None):
 
 def register():
     """(name, callable(quick)) for benchmarks/training.py's registry."""
-    return "tree_lstm", lambda quick=False: run(trees=20 if quick else 300)
+    return "tree_lstm", lambda quick=False, peers=None: run(trees=20 if quick else 300, peers=peers)
 
 
 def main(argv=None):
