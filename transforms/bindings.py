@@ -36,18 +36,18 @@ def assigned_in(node: cst.CSTNode) -> set[str]:
     found: set[str] = set()
     for inner in walk.nodes(node):
         if isinstance(inner, _BINDERS):
-            found |= _bound(inner.target)
+            found |= bound(inner.target)
     return found
 
 
-def _bound(target: cst.BaseExpression) -> set[str]:
+def bound(target: cst.BaseExpression) -> set[str]:
     """The names an assignment target binds: not `x` of `x[i] = v` or `x.a = v`, which write into it."""
     if isinstance(target, (cst.Subscript, cst.Attribute)):
         return set()
     if isinstance(target, (cst.Tuple, cst.List)):
-        return {name for element in target.elements for name in _bound(element.value)}
+        return {name for element in target.elements for name in bound(element.value)}
     if isinstance(target, cst.StarredElement):
-        return _bound(target.value)
+        return bound(target.value)
     return names_in(target)
 
 

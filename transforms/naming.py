@@ -100,6 +100,19 @@ def rule_global(name: str) -> str:
     return f"{name}__rule"
 
 
+def written_variant(function: str) -> str:
+    """A user function that also returns the arrays it writes into (transforms/written_arguments.py)."""
+    return f"{function}__written"
+
+
+WRITTEN_ATTRIBUTE = "__cpsgrad_written__"  # a written-argument variant's: (function, the parameters it also returns)
+
+
+def written_result() -> str:
+    """What a written-argument variant's `return e` evaluated, before its parameters are read."""
+    return "result"
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier mentioned anywhere in `node` (names and attribute names)."""
     return walk.names(node)

@@ -29,6 +29,7 @@ from cpsgrad.transforms import (
     source,
     starred,
     syntax,
+    written_arguments,
 )
 from cpsgrad.transforms.adjoint import Generator
 from cpsgrad.transforms.analysis import activity, aliasing, callee_writes, kinds
@@ -220,6 +221,7 @@ def _front(
         read.function, set(normalized.parameters) | _assigned(normalized), assume_global_numbers=not every_parameter
     )
     resolver.bindings.update(normalized.bindings)  # what normalize's rewrites depended on is guarded too
+    written_arguments.rewrite(normalized, resolver, callee_writes.written_by)  # f(y) writing into y: y bound again
     active = activity.active_names(normalized.definition, set(differentiated), resolver)
     recompute = lambda: activity.active_names(normalized.definition, set(differentiated), resolver)  # noqa: E731
     active = settling.settle(normalized, active, resolver, recompute)  # np.r_[x], obj[v], obj.f(x): rewritten
@@ -277,6 +279,7 @@ def _run(
         captured=read.captured,
     )
     generator.namespace.update(front.normalized.definitions)
+    generator.namespace.update(front.resolver.extra)  # the written-argument variants the calls name
     body = generator.generate()
     entry = naming.cps_function(program.function.name)
     wrapper = naming.program_wrapper(program.function.name)

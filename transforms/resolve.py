@@ -28,6 +28,9 @@ class Resolver:
         # module of `np.sum`, a user function a call was classified by): the program depends on
         # them, so it holds only while each name still names the same object (`binding_guard`).
         self.bindings: dict[str, object] = {}
+        # names a pass gave the program, not the user's function (transforms/written_arguments.py):
+        # they name the same object as long as the names they were made from do
+        self.extra: dict[str, object] = {}
         code = function.__code__
         cells = function.__closure__ or ()
         self.closure = dict(zip(code.co_freevars, cells, strict=True))
@@ -37,6 +40,8 @@ class Resolver:
             return _MISSING
         if identifier == "cpsgrad_runtime":  # the name normalize's own calls use
             return runtime
+        if identifier in self.extra:
+            return self.extra[identifier]
         if identifier in self.closure:
             try:
                 return self.closure[identifier].cell_contents
@@ -66,7 +71,12 @@ class Resolver:
             value = getattr(value, attribute, _MISSING)
         if value is _MISSING:
             return None
-        if first != "cpsgrad_runtime" and first not in self.local_names and (callable(value) or isinstance(value, types.ModuleType)):
+        if (
+            first != "cpsgrad_runtime"
+            and first not in self.local_names
+            and first not in self.extra
+            and (callable(value) or isinstance(value, types.ModuleType))
+        ):
             self.bindings[dotted] = value
         return value
 

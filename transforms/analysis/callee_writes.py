@@ -16,7 +16,7 @@ import types
 
 import libcst as cst
 
-from cpsgrad.transforms import calls
+from cpsgrad.transforms import calls, written_arguments
 from cpsgrad.transforms.analysis import activity, aliasing
 from cpsgrad.transforms.analysis.callee_analysis import analysed
 
@@ -32,6 +32,7 @@ def written_by(function) -> frozenset | None:
 
 
 def _written(function, normalized, resolver) -> frozenset:
+    written_arguments.rewrite(normalized, resolver, written_by)  # as the pipeline does: its callees' variants
     active = activity.active_names(normalized.definition, set(normalized.parameters), resolver)
     user_calls = calls.user_calls(normalized.definition, active, resolver)
     aliasing.check(normalized, active, set(), resolver, user_calls, writes_into)

@@ -17,6 +17,7 @@ import numpy as np
 
 from cpsgrad.runtime.starred import spread
 from cpsgrad.transforms import syntax
+from cpsgrad.transforms.naming import WRITTEN_ATTRIBUTE
 
 # numpy functions and array methods whose result may share memory with an argument
 _VIEW_FUNCTIONS = {
@@ -109,6 +110,10 @@ class Sharing:
                 return
             if _fresh(primitive) or self.returns_fresh(primitive):
                 return
+            variant_of = getattr(primitive, "__dict__", {}).get(WRITTEN_ATTRIBUTE) if callable(primitive) else None
+            if variant_of is not None:  # a written-argument variant: (result, *the arrays it was given)
+                self.relate_variant(definition, call, primitive, variant_of, arguments, state)
+                return
         elif isinstance(callee, cst.Attribute) and _root(callee) is not None:  # x.method(...) of a local value
             method = callee.attr.value
             receiver = self.reaching_root(callee.value, state)
@@ -122,6 +127,30 @@ class Sharing:
             arguments += self.reaching_root(callee, state)  # a function value: it may return what it holds
         for argument in arguments:  # what cpsgrad cannot see into may return an argument or a part of one
             self.element_of(definition, argument, None)
+
+    def relate_variant(self, definition, call: cst.Call, variant, variant_of: tuple, arguments: list, state) -> None:
+        """`definition = f__written(...)` (transforms/written_arguments.py): a tuple whose first
+        element is f's result (new where f returns new values, else any argument or part of one)
+        and whose others are the very arrays passed for the written parameters."""
+        function, written = variant_of
+        self.containers.add(definition)
+        result = (definition, "result")
+        if not (_fresh(function) or self.returns_fresh(function)):
+            for argument in arguments:
+                self.element_of(result, argument, None)
+        varnames = variant.__code__.co_varnames
+        given = {}
+        positional = [a for a in call.args if a.keyword is None]
+        for index, argument in enumerate(positional):
+            given[varnames[index]] = argument.value
+        for argument in call.args:
+            if argument.keyword is not None:
+                given[argument.keyword.value] = argument.value
+        parts = [[result]] + [list(self.reaching_root(given[p], state)) if p in given else [] for p in written]
+        self.displays[definition] = parts
+        for part in parts:
+            for element in part:
+                self.contains.add((definition, element))
 
     def relate_spread(self, definition, call: cst.Call, state: dict) -> None:
         """`definition = spread(f, args, *mappings)`: a new value if `f` returns new values, else
