@@ -12,6 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cpsgrad.transforms import disk_cache
@@ -195,6 +196,71 @@ def test_a_program_depending_on_a_lambda_is_not_stored(tmp_path):
     first = _run(folder, cache, LAMBDA_RUN)
     assert "stored" not in first["counts"] and first["gradient"] == pytest.approx(6.0)
     assert _run(folder, cache, LAMBDA_RUN)["counts"].get("loaded") is None
+
+
+WRITES_MODULE = '''
+import numpy as np
+
+
+def bump(y, v):
+    y[0] = y[0] * v
+    y += v
+
+
+def f(x, v):
+    y = x * 2.0
+    bump(y, v)  # bump's variant returns y (transforms/written_arguments.py); read again below
+    return np.sum(y * y)
+
+
+def writes_argument(a, b):
+    a[0] = b[1] * 3.0
+    return np.sum(a * b)
+'''
+
+WRITES_RUN = '''
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import cpsgrad
+from cpsgrad.transforms import pipeline
+import writes_module as m
+x = np.array([0.3, -0.2, 0.5])
+gradient = cpsgrad.grad(m.f, argnums=(0, 1))(x, 1.5)
+a = np.array([1.0, 2.0, 3.0])
+refused = ""
+try:
+    cpsgrad.grad(m.writes_argument)(a, a)  # one array for a written parameter and another
+except cpsgrad.UnsupportedError as error:
+    refused = str(error)
+print(json.dumps({"counts": dict(pipeline.COUNTS), "gradient": [gradient[0].tolist(), gradient[1]],
+                  "refused": refused}))
+'''
+
+
+def test_programs_that_write_into_arrays_are_stored_with_their_consents(tmp_path):
+    """A program writing into its parameters keeps which (the top level still refuses one array
+    passed for a written parameter and another), its call sites what they let callees write
+    into, and a written-argument variant is made again from its function's unchanged source."""
+    folder, cache = tmp_path / "project", tmp_path / "cache"
+    folder.mkdir()
+    (folder / "writes_module.py").write_text(WRITES_MODULE)
+    first = _run(folder, cache, WRITES_RUN)
+    assert first["counts"].get("stored") == first["counts"].get("transformed") == 3  # f, bump__written, writes_argument
+    second = _run(folder, cache, WRITES_RUN)
+    assert second["counts"] == {"loaded": 3}
+    assert second["gradient"] == first["gradient"] and "shares memory" in second["refused"] == first["refused"]
+    # bump edited: f's stored program names bump's variant, made from the old text: not used
+    (folder / "writes_module.py").write_text(WRITES_MODULE.replace("y[0] * v", "y[0] * v * v"))
+    os.utime(folder / "writes_module.py", ns=(1, 1))
+    third = _run(folder, cache, WRITES_RUN)
+    assert third["counts"].get("loaded", 0) <= 1 and third["gradient"] != first["gradient"]
+    x, v = np.array([0.3, -0.2, 0.5]), 1.5
+    y = x * 2.0
+    y[0] = y[0] * v * v
+    y += v
+    expected_x = 2.0 * 2.0 * y * np.array([v * v, 1.0, 1.0])
+    np.testing.assert_allclose(third["gradient"][0], expected_x)
 
 
 def test_the_cache_is_off_when_the_variable_is_empty_or_off(monkeypatch, tmp_path):

@@ -5,7 +5,6 @@ import importlib.util
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -40,9 +39,7 @@ def has_torch():
 def test_tree_lstm_checks_its_gradient_and_trains():
     tree_lstm = load("tree_lstm")
     lines = []
-    start = time.perf_counter()
     result = tree_lstm.main(hidden=6, embedding=5, epochs=4, use_torch=has_torch(), report=lines.append)
-    assert time.perf_counter() - start < 10
     assert result["ok"], "\n".join(lines)
     assert result["fd_error"] < 1e-5
     if has_torch():
@@ -87,9 +84,7 @@ def test_tree_lstm_parser():
 def test_mlp_checks_its_gradient_and_its_loss_decreases():
     mlp_training = load("mlp_training")
     lines = []
-    start = time.perf_counter()
     result = mlp_training.main(steps=150, hidden=16, synthetic=True, every=50, report=lines.append)
-    assert time.perf_counter() - start < 10
     assert result["ok"], "\n".join(lines)
     assert result["fd_error"] < 1e-5
     assert result["data"].startswith("synthetic spirals")

@@ -30,7 +30,7 @@ import tempfile
 import types
 from pathlib import Path
 
-FORMAT = 1  # bumped when what an entry holds changes
+FORMAT = 2  # bumped when what an entry holds changes (2: writes' consents and written-argument variants)
 MAGIC = b"cpsgrad\x00" + FORMAT.to_bytes(4, "little")
 _DIGEST_SIZE = 16
 _OFF = ("", "off")

@@ -105,7 +105,7 @@ def written_variant(function: str) -> str:
     return f"{function}__written"
 
 
-WRITTEN_ATTRIBUTE = "__cpsgrad_written__"  # a written-argument variant's: (function, the parameters it also returns)
+WRITTEN_ATTRIBUTE = "__cpsgrad_written__"  # a written-argument variant's: (function, parameters it returns, text)
 
 
 def written_result() -> str:

@@ -16,7 +16,10 @@ class by module and qualified name, any other value by its type), and each dotte
 transform resolved (its bindings) the same module or qualified object. With all of these equal
 the passes would make the same program, so it is used; its run-time guard (`Transformed.holds`,
 over the objects the names name in this process) is built as for a program made here and still
-runs on every call. Not stored: programs that depend on something no name finds again in
+runs on every call. A program that writes into its parameters' arrays keeps which (the top
+level refuses their sharing an array, callers are asked to consent), its call sites what each may
+let a callee write into, and a written-argument variant is made again from the function it was
+made from. Not stored: programs that depend on something no name finds again in
 another process (a lambda or local function among the names or bindings, nested definitions
 of their own, a nested function's program), and programs of functions whose source is not in
 a file.
@@ -33,9 +36,10 @@ from cpsgrad import nonfinite
 from cpsgrad.errors import SourceLocation
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.runtime import spread_sites
-from cpsgrad.transforms import disk_cache, emit, naming, source, walk
+from cpsgrad.transforms import disk_cache, emit, naming, source, walk, written_arguments
 
 _SITE = "site"
+_VARIANT = "written variant"  # written_arguments.py: (function's module, qualname, parameters, its digest, the text)
 
 
 def entry_name(function: types.FunctionType, first_line: int, argnums, argument_kinds, every_parameter: bool) -> tuple:
@@ -186,7 +190,7 @@ def entry(
     function: types.FunctionType, mentioned: set[str], final: str, module: types.CodeType, filename: str,
     wrapper: str, entry_name: str, free: tuple[str, ...], namespace: dict, sites: list, bindings: dict,
     parameters: list[str], differentiated: tuple[str, ...], assumed: tuple[str, ...],
-    borrowers: tuple[str, ...], origins: tuple,
+    borrowers: tuple[str, ...], origins: tuple, written: tuple[int, ...] = (),
 ) -> dict | None:
     """What is stored for a program made now, or None when it cannot be rebuilt elsewhere."""
     names = []
@@ -207,7 +211,19 @@ def entry(
         site = site_of.get(helper)
         if site is not None:
             helpers.append((helper, (_SITE, site.callee_code, _location(site.location), tuple(site.active),
-                                     site.positional, tuple(site.keywords), bool(site.callee_active))))
+                                     site.positional, tuple(site.keywords), bool(site.callee_active),
+                                     tuple(bool(c) for c in site.consumable))))
+            continue
+        variant_of = getattr(value, "__dict__", {}).get(naming.WRITTEN_ATTRIBUTE) if callable(value) else None
+        if variant_of is not None:  # a written-argument variant: made again from its function here
+            described = disk_cache.describe(variant_of[0])
+            if described is None or described[0] != "object":
+                return None
+            where = source.text_of(variant_of[0])
+            if where is None:
+                return None
+            digest = key(where[0], variant_of[0])[0]  # the function's source, checked when it is made again
+            helpers.append((helper, (_VARIANT, described[1], described[2], tuple(variant_of[1]), digest, variant_of[2])))
             continue
         described = disk_cache.describe(value)
         if described is None or described[0] == "value":
@@ -222,7 +238,7 @@ def entry(
         "final": final, "code": module, "filename": filename, "wrapper": wrapper, "entry": entry_name,
         "free": tuple(free), "names": tuple(names), "bindings": tuple(resolved), "helpers": tuple(helpers),
         "parameters": tuple(parameters), "differentiated": tuple(differentiated), "assumed": tuple(assumed),
-        "borrowers": tuple(borrowers), "origins": tuple(lines),
+        "borrowers": tuple(borrowers), "origins": tuple(lines), "written": tuple(written),
     }
 
 
@@ -280,9 +296,18 @@ def restore(function: types.FunctionType, stored: dict) -> Restored | None:
     namespace = {}
     for helper, described in stored["helpers"]:
         if described[0] == _SITE:
-            _, label, location, active, positional, keywords, callee_active = described
-            site = spread_sites.site(label, _source_location(location), active, positional, keywords, callee_active)
+            _, label, location, active, positional, keywords, callee_active, consumable = described
+            site = spread_sites.site(
+                label, _source_location(location), active, positional, keywords, callee_active, consumable
+            )
             namespace[helper] = site.call
+        elif described[0] == _VARIANT:
+            _, module, qualname, parameters, digest, text = described
+            function_of = disk_cache.found(module, qualname, load=True)
+            where = source.text_of(function_of) if isinstance(function_of, types.FunctionType) else None
+            if where is None or key(where[0], function_of)[0] != digest:
+                return None  # the function was edited (or is not that one): transformed again
+            namespace[helper] = written_arguments.variant_from_text(function_of, parameters, text)
         elif described[0] == "module":
             value = _module(described[1])
             if value is None:

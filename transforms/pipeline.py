@@ -308,12 +308,12 @@ def _run(
     assumed = tuple(sorted(front.resolver.assumed))
     borrowers = tuple(sorted(generator.borrowers.values()))
     COUNTS["transformed"] += 1
-    consents = front.normalized.written_parameters or any(any(site.consumable) for site in front.sites)
-    if not read.captured and not front.normalized.definitions and not consents:  # nested defs, writes' consents
+    written = tuple(front.normalized.parameters.index(p) for p in front.normalized.written_parameters)
+    if not read.captured and not front.normalized.definitions:  # nested defs: their functions are this process's
         COUNTS["stored"] += persisted.store(
             read, argnums, argument_kinds, every_parameter, final, module, filename, wrapper, entry, free,
             generator.namespace, front.sites, front.resolver.bindings, front.normalized.parameters,
-            front.differentiated, assumed, borrowers, origins,
+            front.differentiated, assumed, borrowers, origins, written,
         )
     return Transformed(
         read.function, front.normalized.parameters, front.differentiated, argument_kinds, stages, compiled,
@@ -322,7 +322,7 @@ def _run(
         binding_guard(read.function, front.resolver.bindings),
         _holds(read.function, front.resolver.bindings, assumed),
         origins,
-        written=tuple(front.normalized.parameters.index(p) for p in front.normalized.written_parameters),
+        written=written,
     )
 
 
@@ -350,7 +350,7 @@ def _load(
         function, list(stored["parameters"]), stored["differentiated"], argument_kinds, stages, compiled,
         function.__code__, TABLE.version, [], assumed, {}, stored["borrowers"],
         binding_guard(function, restored.bindings), _holds(function, restored.bindings, assumed),
-        restored.origins, loaded=True,
+        restored.origins, loaded=True, written=tuple(stored["written"]),
     )
 
 

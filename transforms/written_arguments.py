@@ -180,7 +180,16 @@ def variant_of(function: types.FunctionType, parameters: tuple[str, ...]) -> typ
     name = naming.written_variant(function.__name__)
     definition = definition.with_changes(name=cst.Name(name), body=body)
     text = "\n" * (read.first_line - 1) + cst.Module([definition]).code  # the user's line numbers
-    filename = f"{read.filename} <cpsgrad: {function.__qualname__} returning {', '.join(parameters)}>"
+    return variant_from_text(function, parameters, text)
+
+
+def variant_from_text(function: types.FunctionType, parameters: tuple[str, ...], text: str) -> types.FunctionType:
+    """The variant `variant_of` wrote as `text` (its source), compiled in `function`'s globals
+    (and cached): the disk cache keeps the text beside the callers' programs
+    (transforms/persisted.py, which checks that `function`'s source is still the one it was made
+    from)."""
+    name = naming.written_variant(function.__name__)
+    filename = f"{function.__code__.co_filename} <cpsgrad: {function.__qualname__} returning {', '.join(parameters)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     namespace: dict = {}
     exec(compile(text, filename, "exec"), function.__globals__, namespace)  # noqa: S102 - the user's own source
@@ -189,8 +198,9 @@ def variant_of(function: types.FunctionType, parameters: tuple[str, ...]) -> typ
     variant.__kwdefaults__ = function.__kwdefaults__
     variant.__qualname__ = name
     variant.__module__ = function.__module__
-    variant.__dict__[naming.WRITTEN_ATTRIBUTE] = (function, parameters)  # its result: (f's, *those arrays)
-    _VARIANTS[key] = (function, variant)
+    # what the analyses (sharing.py) and the disk cache read of it: (f, the parameters it also returns, its text)
+    variant.__dict__[naming.WRITTEN_ATTRIBUTE] = (function, parameters, text)
+    _VARIANTS[(function.__code__, parameters)] = (function, variant)
     return variant
 
 

@@ -132,7 +132,7 @@ class Sharing:
         """`definition = f__written(...)` (transforms/written_arguments.py): a tuple whose first
         element is f's result (new where f returns new values, else any argument or part of one)
         and whose others are the very arrays passed for the written parameters."""
-        function, written = variant_of
+        function, written = variant_of[:2]
         self.containers.add(definition)
         result = (definition, "result")
         if not (_fresh(function) or self.returns_fresh(function)):
