@@ -6,6 +6,7 @@ measurement is a fresh process that imports the workload, times the first `value
 call and then a warm one, and reports the difference (CPU time, `time.process_time`): the cost
 of transforming (or loading) on top of running. Modes: `off` (CPSGRAD_CACHE_DIR=off: every
 process transforms) and `warm` (a cache directory filled by one process first, then read).
+Every process's value and gradient must equal the first's exactly (else WRONG, exit status 1).
 
 Workloads:
 - `demo`: `cpsgrad.demo.landing_distance`, argnums (0, 1, 2) (the demo's 25-line function);
@@ -69,12 +70,15 @@ import cpsgrad
 from workload import function, arguments, argnums
 gradient = cpsgrad.value_and_grad(function, argnums=argnums)
 start = time.process_time()
-gradient(*arguments)
+value, result = gradient(*arguments)
 first = time.process_time() - start
 start = time.process_time()
 gradient(*arguments)
 warm = time.process_time() - start
-print(json.dumps({"ms": 1000.0 * (first - warm)}))
+import numpy as np
+flat = [float(value)] + [float(v) for part in (result if isinstance(result, tuple) else (result,))
+                         for v in np.ravel(part)]
+print(json.dumps({"ms": 1000.0 * (first - warm), "result": flat}))
 """
 
 
@@ -91,14 +95,14 @@ def fluidsim_source(sdist: str | None) -> str | None:
     return text.replace("from autograd import value_and_grad\n", "")
 
 
-def measure(directory: Path, cache: str) -> float:
+def measure(directory: Path, cache: str) -> dict:
     environment = {**os.environ, "CPSGRAD_CACHE_DIR": cache, "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(directory)], capture_output=True, text=True, env=environment, timeout=600
     )
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
-    return json.loads(done.stdout.strip().splitlines()[-1])["ms"]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run_workload(name: str, files: dict[str, str], processes: int) -> dict[str, list[float]]:
@@ -109,11 +113,14 @@ def run_workload(name: str, files: dict[str, str], processes: int) -> dict[str, 
             (directory / filename).write_text(text)
         cache = Path(root) / "cache"
         times: dict[str, list[float]] = {"off": [], "warm": []}
-        measure(directory, str(cache))  # fills the cache for the warm runs
+        reference = measure(directory, str(cache))["result"]  # fills the cache for the warm runs
+        agree = True
         for _ in range(processes):  # interleaved: the load changes slowly
-            times["off"].append(measure(directory, "off"))
-            times["warm"].append(measure(directory, str(cache)))
-    return times
+            for mode, where in (("off", "off"), ("warm", str(cache))):
+                measured = measure(directory, where)
+                times[mode].append(measured["ms"])
+                agree = agree and measured["result"] == reference  # loaded programs compute the same, exactly
+    return times, agree
 
 
 def main(argv=None) -> int:
@@ -131,12 +138,16 @@ def main(argv=None) -> int:
     print(f"## Transform time, first call minus a warm call, CPU ms over {processes} fresh processes (min / median)\n")
     print("| workload | cache off | target | warm disk cache | target |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    missed = False
+    missed = wrong = False
     for name in TARGETS_MS:
         if name not in workloads:
             print(f"| {name} | n/a (pass --autograd-sdist) | | | |")
             continue
-        times = run_workload(name, workloads[name], processes)
+        times, agree = run_workload(name, workloads[name], processes)
+        if not agree:
+            print(f"| {name} | WRONG: a process's value or gradient differs from the first's | | | |")
+            missed = wrong = True
+            continue
         cells = []
         for mode, target in zip(("off", "warm"), TARGETS_MS[name], strict=True):
             low, middle = min(times[mode]), statistics.median(times[mode])
@@ -145,7 +156,7 @@ def main(argv=None) -> int:
             cells += [f"{low:.1f} / {middle:.1f}", f"{target:g} ({'met' if met else 'missed'})"]
         print(f"| {name} | " + " | ".join(cells) + " |")
     print("\nTargets judged on the median; the machine's load moves these figures (compare in one run).")
-    return 0
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":

@@ -55,3 +55,12 @@ def test_rules_benchmark_quick_run_checks_every_case_against_finite_differences(
     for case in ("solve", "slogdet", "fft_power", "einsum_chain", "mvn_logpdf", "pad_reflect"):
         assert f"| {case} |" in result.stdout
     assert "WRONG" not in result.stdout and "error:" not in result.stdout
+
+
+def test_transform_time_quick_run_loads_programs_that_compute_the_same():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "transform_time.py"), "--processes", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "| demo |" in result.stdout and "WRONG" not in result.stdout
