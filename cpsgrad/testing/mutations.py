@@ -7,7 +7,9 @@ previous element, `b.fill(e)`, `np.copyto(b, w)`, `out=b`, `np.add.at`/`np.subtr
 `np.multiply.at` (repeated indices, an int, a slice, a mask), `np.put` (repeated positions, a
 mode, v shorter than the indices), `np.putmask` and `np.place` (v repeated), a slot of `list([b, w])` (the list
 copied, the original still read), a nested helper writing into the buffer in a loop that reads it
-first (the next pass reads what the call wrote: refused), the buffer stored in a dict and read
+first (the next pass reads what the call wrote: refused), a module-level helper writing into it
+that the caller goes on reading (for its effect, for its result, in a loop: differentiated
+through the helper's variant, transforms/written_arguments.py), the buffer stored in a dict and read
 back through it after a write (refused) or only before it. Buffers are vectors like any other
 afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
 and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
@@ -98,6 +100,8 @@ def _write(builder, indent: str, target: str) -> list[str]:
             f"{indent}{copied}[{slot}] = {written}",
             f"{indent}{result} = {copied}[0] * {pair}[0] + {copied}[1] - {pair}[1]",
         ]
+    if form == 11 and builder.draw(st.booleans()):  # a module-level helper writing into the buffer, read after
+        return _module_helper_write(builder, indent, target, scalar)
     if form == 11:  # a helper writing into the buffer it is given, in a loop that reads the buffer first
         builder.note("write", "write-in-callee-loop")
         helper, counter, result = builder.fresh("h"), builder.fresh("j"), builder.fresh("w")
@@ -183,6 +187,35 @@ def _buffer(builder, indent: str) -> list[str]:
     builder.buffers.add(name)
     builder.last_buffer = name
     return [f"{indent}{name} = {value}"]
+
+
+_HELPERS = {  # module-level helpers writing into their first parameter's array, in several forms
+    "wr0": ["def wr0(u, c):", "    u[0] = u[1] * c + u[0]", "    u *= 0.75", "    return u[2] * c"],
+    "wr1": ["def wr1(u, c):", "    for i in range(1, len(u)):", "        u[i] = u[i - 1] * 0.5 + u[i] * c",
+            "    return None"],
+    "wr2": ["def wr2(u, c, depth=2):", "    u[depth % len(u)] += c * u[0]", "    if depth > 0:",
+            "        wr2(u, c * 0.5, depth - 1)"],
+}
+
+
+def _module_helper_write(builder, indent: str, target: str, scalar: str) -> list[str]:
+    """A module-level helper writing into the buffer, which the caller goes on reading: the call
+    becomes one of the helper's variant returning the buffer (transforms/written_arguments.py)."""
+    builder.note("write", "write-by-helper")
+    name = builder.choose(sorted(_HELPERS))
+    builder.forms.define(name, _HELPERS[name])
+    form = builder.draw(st.integers(0, 2))
+    if form == 0 or (form == 1 and name != "wr0"):  # for its effect
+        return [f"{indent}{name}({target}, {scalar})"]
+    result = builder.fresh("w")
+    lines = [f"{indent}{result} = {name}({target}, c={scalar})"] if form == 1 else [
+        f"{indent}{result} = 0.0",
+        f"{indent}for {builder.fresh('j')} in range(2):",  # the next pass reads what the call wrote
+        f"{indent}    {name}({target}, {scalar})",
+        f"{indent}    {result} = {result} + np.sum({target})",
+    ]
+    builder.function.scopes[-1][result] = builder.variable("float")  # after its expressions: they must not read it
+    return lines
 
 
 def refused_write(constructs, error) -> bool:
