@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(batch=arguments.batch, epochs=epochs, optimizer=arguments.optimizer, lr=arguments.lr,
                       momentum=arguments.momentum, seed=arguments.seed, progress=not arguments.no_progress)
     train_set, test_set, description = load(arguments.data, arguments.quick, arguments.train, arguments.seed)
-    print(f"mnist_cnn: {description}; batch {options.batch}, {options.optimizer}, {epochs} epoch{'s' if epochs > 1 else ''}")
+    plural = "s" if epochs > 1 else ""
+    print(f"mnist_cnn: {description}; batch {options.batch}, {options.optimizer}, {epochs} epoch{plural}")
     params = init(np.random.default_rng(arguments.seed))
     result = train(params, train_set, test_set, options)
     out = Path(arguments.out)

@@ -117,7 +117,7 @@ def fashion_mnist(split: str = "train", directory: str | os.PathLike | None = No
 def available() -> dict[str, str | None]:
     """{data set: None when installed, else why not (with the install command)}."""
     found = {}
-    for name, check in (("mnist_5k", mnist_5k_path), ("fashion_mnist", lambda: fashion_mnist_files())):
+    for name, check in (("mnist_5k", mnist_5k_path), ("fashion_mnist", fashion_mnist_files)):
         try:
             check()
             found[name] = None
