@@ -97,6 +97,19 @@ class Options:
     momentum: float = 0.9
     seed: int = 0
     progress: bool = True
+    shift: int = 0  # augmentation: each training image moved by up to this many pixels
+
+
+def shifted(images: np.ndarray, shift: int, rng: np.random.Generator) -> np.ndarray:
+    """``images`` ``(N, 1, 28, 28)`` each moved by a random whole number of pixels in
+    ``[-shift, shift]`` down and across, the uncovered border filled with the background (the
+    normalised value of a black pixel): the augmentation of ``--shift``."""
+    if shift == 0:
+        return images
+    size = images.shape[-1]
+    padded = np.pad(images, ((0, 0), (0, 0), (shift, shift), (shift, shift)), constant_values=-MEAN / STD)
+    moves = rng.integers(0, 2 * shift + 1, (len(images), 2))
+    return np.stack([padded[i, :, dy : dy + size, dx : dx + size] for i, (dy, dx) in enumerate(moves)])
 
 
 LR = {"sgd": 0.01, "adam": 0.001}
@@ -141,10 +154,12 @@ def train(params, train_set, test_set, options: Options, step=None) -> Result:
     result, done = Result(params=params), 0
     per_epoch = -(-len(labels) // options.batch)
     bar = training_tools.progress(per_epoch * options.epochs, options.progress, unit="batch")
+    moves = np.random.default_rng((options.seed, 1 << 20)) if options.shift else None
     for epoch in range(options.epochs):
         start = time.perf_counter()
         for rows in batches(len(labels), options, epoch):
-            loss, grads = step(params, images[rows], labels[rows], step_seed(options, done))
+            batch = shifted(images[rows], options.shift, moves)
+            loss, grads = step(params, batch, labels[rows], step_seed(options, done))
             optimizer.step(grads)
             result.losses.append(float(loss))
             done += 1
@@ -188,13 +203,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--momentum", type=float, default=0.9, help="SGD's")
     parser.add_argument("--train", type=int, default=None, help="train on the first N training images")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shift", type=int, default=0, help="augment: move each training image by up to N pixels")
     parser.add_argument("--quick", action="store_true", help="2,000 training images, two epochs")
     parser.add_argument("--out", default=".", help="where the PNG goes (default: the working directory)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     arguments = parser.parse_args(argv)
     epochs = arguments.epochs or (2 if arguments.quick else 10)
     options = Options(batch=arguments.batch, epochs=epochs, optimizer=arguments.optimizer, lr=arguments.lr,
-                      momentum=arguments.momentum, seed=arguments.seed, progress=not arguments.no_progress)
+                      momentum=arguments.momentum, seed=arguments.seed, progress=not arguments.no_progress,
+                      shift=arguments.shift)
     train_set, test_set, description = load(arguments.data, arguments.quick, arguments.train, arguments.seed)
     plural = "s" if epochs > 1 else ""
     print(f"mnist_cnn: {description}; batch {options.batch}, {options.optimizer}, {epochs} epoch{plural}")
