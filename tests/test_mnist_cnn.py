@@ -101,3 +101,19 @@ def test_quick_training_lowers_the_loss_and_writes_its_curve(tmp_path, capsys):
     assert status == 0, printed
     assert "20 steps" in printed and "test accuracy" in printed
     assert (tmp_path / "mnist_cnn_mnist_batch32.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_shift_augmentation_moves_each_image_within_the_bound():
+    images = np.random.default_rng(3).random((6, 1, 28, 28)).astype(np.float32)
+    moved = mnist_cnn.shifted(images, 2, np.random.default_rng(4))
+    assert moved.shape == images.shape and moved.dtype == images.dtype
+    assert mnist_cnn.shifted(images, 0, None) is images
+    background = -mnist_cnn.MEAN / mnist_cnn.STD
+    offsets = set()
+    for image, result in zip(images[:, 0], moved[:, 0], strict=True):
+        padded = np.pad(image, 2, constant_values=background)
+        found = [(dy, dx) for dy in range(5) for dx in range(5)
+                 if np.array_equal(padded[dy : dy + 28, dx : dx + 28], result)]
+        assert len(found) == 1
+        offsets.add(found[0])
+    assert len(offsets) > 1  # the moves are drawn, not one fixed offset

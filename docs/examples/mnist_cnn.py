@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default="mnist", choices=["mnist", "fashion"])
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--epochs", type=int, default=None, help="default 10 (1 with --quick)")
+    parser.add_argument("--epochs", type=int, default=None, help="default 20 (2 with --quick)")
     parser.add_argument("--optimizer", default="sgd", choices=sorted(LR))
     parser.add_argument("--lr", type=float, default=None, help=f"default {LR}")
     parser.add_argument("--momentum", type=float, default=0.9, help="SGD's")
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=".", help="where the PNG goes (default: the working directory)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     arguments = parser.parse_args(argv)
-    epochs = arguments.epochs or (2 if arguments.quick else 10)
+    epochs = arguments.epochs or (2 if arguments.quick else 20)
     options = Options(batch=arguments.batch, epochs=epochs, optimizer=arguments.optimizer, lr=arguments.lr,
                       momentum=arguments.momentum, seed=arguments.seed, progress=not arguments.no_progress,
                       shift=arguments.shift)
