@@ -63,6 +63,49 @@ def _max_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y):
 
 
 @serial
+def _max_pool_unpadded(x, kernel_h, kernel_w, stride_h, stride_w, y):
+    """``_max_pool`` without padding: every window lies inside ``x``, so no bounds tests (about
+    2x faster on the CNN's 2x2 pooling)."""
+    for image in range(x.shape[0]):
+        for channel in range(x.shape[1]):
+            plane, out = x[image, channel], y[image, channel]
+            for oy in range(y.shape[2]):
+                for ox in range(y.shape[3]):
+                    top, left = oy * stride_h, ox * stride_w
+                    best = plane[top, left]
+                    nan = False
+                    for i in range(kernel_h):
+                        for j in range(kernel_w):
+                            value = plane[top + i, left + j]
+                            nan |= value != value
+                            best = max(best, value)
+                    out[oy, ox] = np.nan if nan else best
+
+
+@serial
+def _max_pool_grad_unpadded(grad, x, y, kernel_h, kernel_w, stride_h, stride_w, grad_x):
+    """``_max_pool_grad`` without padding (no bounds tests): the same element gets each window's
+    adjoint."""
+    for image in range(x.shape[0]):
+        for channel in range(x.shape[1]):
+            plane, grad_plane = x[image, channel], grad_x[image, channel]
+            for oy in range(y.shape[2]):
+                for ox in range(y.shape[3]):
+                    best = y[image, channel, oy, ox]
+                    nan = best != best
+                    top, left = oy * stride_h, ox * stride_w
+                    at_row, at_col = -1, -1
+                    for i in range(kernel_h - 1, -1, -1):
+                        for j in range(kernel_w - 1, -1, -1):
+                            value = plane[top + i, left + j]
+                            hit = (value == best) | (nan & (value != value))
+                            at_row = top + i if hit else at_row
+                            at_col = left + j if hit else at_col
+                    if at_row >= 0:
+                        grad_plane[at_row, at_col] += grad[image, channel, oy, ox]
+
+
+@serial
 def _max_pool_grad(grad, x, y, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, grad_x):
     """Each window's adjoint to its first element equal to its maximum ``y`` (its first NaN when
     ``y`` is NaN): the element the arg-max of ``_windows_of.max_window`` names, found again by
@@ -129,7 +172,10 @@ def max_pool2d_forward(x, kernel_size, stride=None, padding=0):
     layout, out = _windows("max_pool2d", x, kernel_size, stride, padding)
     x = np.ascontiguousarray(x)
     y = np.empty(x.shape[:2] + out, x.dtype)
-    _max_pool(x, *layout, y)
+    if layout[4] == layout[5] == 0:
+        _max_pool_unpadded(x, *layout[:4], y)
+    else:
+        _max_pool(x, *layout, y)
     return y, (x, y, layout)
 
 
@@ -137,7 +183,11 @@ def max_pool2d_backward(grad, saved):
     """The adjoint of ``x`` from ``x`` and the output ``y`` (no arg-max is kept)."""
     x, y, layout = saved
     grad_x = np.zeros(x.shape, x.dtype)
-    _max_pool_grad(_plane_grad(grad, y.shape, x.dtype), x, y, *layout, grad_x)
+    grad = _plane_grad(grad, y.shape, x.dtype)
+    if layout[4] == layout[5] == 0:
+        _max_pool_grad_unpadded(grad, x, y, *layout[:4], grad_x)
+    else:
+        _max_pool_grad(grad, x, y, *layout, grad_x)
     return (grad_x,)
 
 
