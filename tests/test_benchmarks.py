@@ -55,3 +55,14 @@ def test_rules_benchmark_quick_run_checks_every_case_against_finite_differences(
     for case in ("solve", "slogdet", "fft_power", "einsum_chain", "mvn_logpdf", "pad_reflect"):
         assert f"| {case} |" in result.stdout
     assert "WRONG" not in result.stdout and "error:" not in result.stdout
+
+
+def test_cnn_training_benchmark_runs_both_batch_sizes():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "training_cnn.py"), "--steps", "3", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for batch in (1, 64):
+        assert f"### CNN on MNIST 5k, batch {batch}, 3 SGD steps" in result.stdout
+    assert "ERROR" not in result.stdout
