@@ -8,15 +8,20 @@ backward (``cpsgrad.kernels.dispatch(op, ...).backward(adjoint, residuals)``) ne
 * from the inputs or the output alone, on the CPU, where they are just those arrays
   (relu leaky_relu hardtanh softplus: ``x``; sigmoid softmax log_softmax: the output;
   embedding, pad, global_avg_pool2d: shapes and indices), at no cost;
-* by running the op's forward once more otherwise (every op on a CUDA device, and on the CPU
-  conv2d's im2col columns and product, the pooling arg-max, cross-entropy's probabilities,
-  logsumexp, batch_norm's statistics, dropout's mask drawn again from its seed, the LSTM/GRU
-  gates): one extra forward per backward.
+* by running the op's forward once more otherwise (every op on a CUDA device but conv2d, and on
+  the CPU avg_pool2d's window layout, cross-entropy's probabilities, logsumexp, batch_norm's
+  statistics, dropout's mask drawn again from its seed, the LSTM/GRU gates): one extra forward
+  per backward;
+* by kernels of their own, with no second forward: conv2d (both devices: the input's adjoint
+  needs only the weights, the weights' only ``x``'s im2col columns, so each is a helper of its
+  own and the transform runs only those whose inputs are active: no input adjoint for a
+  network's first layer) and, on the CPU, max_pool2d (the arg-max found again by one scan of
+  each window for the output's value).
 
-An op with several differentiable inputs has one helper returning all their adjoints at once
-(``conv2d``, ``batch_norm``, ``lstm_cell``, ``gru_cell``: the kernel's backward computes them
-together); its template binds them as backward locals, so the call runs once, and not at all
-when no input is active (cpsgrad/rules/registry.py, ``Step``).
+An op with several differentiable inputs has one helper returning their adjoints at once
+(``conv2d_weights``: weights and bias, ``batch_norm``, ``lstm_cell``, ``gru_cell``: the kernel's
+backward computes them together); its template binds them as backward locals, so the call runs
+once, and not at all when no input is active (cpsgrad/rules/registry.py, ``Step``).
 
 The elementwise activations follow ``cpsgrad.kernels.thresholds``: below the measured size (and
 for numpy scalars or dtypes the kernels lack) the backward is numpy, above it the kernel;
@@ -30,6 +35,7 @@ shape and dtype.
 
 from __future__ import annotations
 
+import importlib
 import operator
 
 import numpy as np
@@ -241,19 +247,43 @@ def softmax_cross_entropy(y_d, logits, labels):
 # ---- convolution and pooling ------------------------------------------------------------------
 
 
-def conv2d(y_d, x, w, b, *, stride, padding, dilation, groups):
-    """conv2d backward: the adjoints of the input, the weights and the bias."""
+def _device_kernels(op: str, module: str, *arrays):
+    """``cpsgrad.kernels.<device>.<module>`` for ``op`` on the arrays' device (imported by the
+    forward's dispatch already), for the backwards that call kernels of their own instead of
+    the table entry's ``backward``."""
+    return importlib.import_module(f"cpsgrad.kernels.{dispatch(op, *arrays).device}.{module}")
+
+
+def conv2d_input(y_d, x, w, y, *, stride, padding, dilation, groups):
+    """conv2d backward for the input ``x``: the weights' transpose times the adjoint, folded back
+    onto ``x`` (col2im); no second forward on either device."""
     if _zero(y_d):
-        return 0.0, 0.0, 0.0
-    params = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
-    return _backward("conv2d", y_d, (x, w, b), params)
+        return 0.0
+    kernels = _device_kernels("conv2d", "conv", x, w)
+    return kernels.conv2d_input_backward(_conform(y_d, y), x, w, stride=stride, padding=padding,
+                                         dilation=dilation, groups=groups)
 
 
-def max_pool2d(y_d, x, kernel_size, *, stride, padding):
-    """max_pool2d backward (one more forward for the arg-max)."""
+def conv2d_weights(y_d, x, w, b, y, *, stride, padding, dilation, groups):
+    """conv2d backward for the weights and the bias (None without one): ``x``'s columns
+    (im2col) again, no second forward product."""
+    if _zero(y_d):
+        return 0.0, 0.0
+    kernels = _device_kernels("conv2d", "conv", x, w)
+    return kernels.conv2d_weight_backward(_conform(y_d, y), x, w, b, stride=stride, padding=padding,
+                                          dilation=dilation, groups=groups)
+
+
+def max_pool2d(y_d, x, y, kernel_size, *, stride, padding):
+    """max_pool2d backward: on the CPU each window's adjoint goes to its first element equal to
+    the output ``y`` (the forward's arg-max, found again by one scan); on a device one more
+    forward for the arg-max."""
     if _zero(y_d):
         return 0.0
     params = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
+    if type(x) is _ndarray and type(y) is _ndarray:
+        kernels = _device_kernels("max_pool2d", "pooling", x)
+        return kernels.max_pool2d_input_backward(_conform(y_d, y), x, y, **params)
     return _backward("max_pool2d", y_d, (x,), params)[0]
 
 

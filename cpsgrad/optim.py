@@ -164,7 +164,7 @@ class SGD(Optimizer):
             else:
                 buffer = state["momentum"]
                 buffer *= self.momentum
-                buffer += (1.0 - self.dampening) * grad
+                buffer += grad if self.dampening == 0.0 else (1.0 - self.dampening) * grad  # 1.0 * g is g
             buffer = state["momentum"]
             grad = grad + self.momentum * buffer if self.nesterov else buffer
         param -= lr * grad

@@ -15,7 +15,12 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 Path = tuple  # of keys (dict), indices (list, tuple) and field names (NamedTuple, dataclass)
+
+
+_LEAF_TYPES = frozenset({np.ndarray, float, int, complex, bool, type(None), np.float32, np.float64})
 
 
 class _Field(str):
@@ -24,6 +29,8 @@ class _Field(str):
 
 def _children(tree) -> list[tuple[Any, Any]] | None:
     """(path step, child) of a container, in its order; None for a leaf."""
+    if type(tree) in _LEAF_TYPES:  # the common leaves, without the dataclass and NamedTuple checks
+        return None
     if isinstance(tree, dict):
         return list(tree.items())
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):

@@ -64,3 +64,14 @@ def test_transform_time_quick_run_loads_programs_that_compute_the_same():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "| demo |" in result.stdout and "WRONG" not in result.stdout
+
+
+def test_cnn_training_benchmark_runs_both_batch_sizes():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "training_cnn.py"), "--steps", "3", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for batch in (1, 64):
+        assert f"### CNN on MNIST 5k, batch {batch}, 3 SGD steps" in result.stdout
+    assert "ERROR" not in result.stdout

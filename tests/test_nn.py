@@ -515,7 +515,7 @@ def public_helpers():
 
 
 # helpers of several inputs: how many adjoints they return; and those taking two adjoints
-SEVERAL = {"conv2d": 3, "batch_norm": 3, "batch_norm_statistics": 2, "lstm_cell": 7, "gru_cell": 6}
+SEVERAL = {"conv2d_weights": 2, "batch_norm": 3, "batch_norm_statistics": 2, "lstm_cell": 7, "gru_cell": 6}
 TWO_ADJOINTS = {"lstm_cell"}
 
 
@@ -566,13 +566,30 @@ def test_one_backward_for_all_inputs(monkeypatch):
         return real(op, *args, **kwargs)
 
     monkeypatch.setattr(nn_backward, "_backward", counting)
-    args = CASES["conv2d"][1]()
-    cpsgrad.grad(conv_loss, argnums=(0, 1, 2))(*args)
     args = lstm_args()
     cpsgrad.grad(lstm_loss, argnums=tuple(range(7)))(*args)
     args = [normal(3, 2, 3), *lstm_args()[1:]]
     cpsgrad.grad(lstm_unrolled, argnums=tuple(range(7)))(*args)
-    assert counts == {"conv2d": 1, "lstm_cell": 1 + 3}
+    assert counts == {"lstm_cell": 1 + 3}
+
+
+def test_conv2d_computes_only_the_adjoints_of_active_inputs(monkeypatch):
+    """conv2d's input adjoint and its weights' are helpers of their own: a first layer (the
+    images not differentiated) never computes the input's; each runs once, with no forward."""
+    calls = []
+    for name in ("conv2d_input", "conv2d_weights", "_backward"):
+        real = getattr(nn_backward, name)
+        monkeypatch.setattr(nn_backward, name, lambda *a, _real=real, _name=name, **k: (calls.append(_name),
+                                                                                        _real(*a, **k))[1])
+    x, w, b = CASES["conv2d"][1]()
+    cpsgrad.grad(conv_loss, argnums=(1, 2))(x, w, b)
+    assert calls == ["conv2d_weights"]
+    calls.clear()
+    cpsgrad.grad(conv_loss, argnums=(0, 1, 2))(x, w, b)
+    assert sorted(calls) == ["conv2d_input", "conv2d_weights"]
+    calls.clear()
+    cpsgrad.grad(conv_loss, argnums=0)(x, w, b)
+    assert calls == ["conv2d_input"]
 
 
 def test_dropout_mask_comes_from_the_seed():
@@ -672,8 +689,11 @@ def test_device_arrays_run_on_the_device(monkeypatch):
     images, w, b = normal(1, 1, 3, 3), normal(2, 1, 2, 2), normal(2)
     gy = normal(1, 2, 2, 2)
     params = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1}
-    ours = nn_backward.conv2d(*on_device(gy, images, w, b), **params)
-    for part, expected_part in zip(ours, nn_backward.conv2d(gy, images, w, b, **params), strict=True):
+    y = nn.conv2d(images, w, b)
+    same(nn_backward.conv2d_input(*on_device(gy, images, w, y), **params),
+         nn_backward.conv2d_input(gy, images, w, y, **params))
+    ours = nn_backward.conv2d_weights(*on_device(gy, images, w, b, y), **params)
+    for part, expected_part in zip(ours, nn_backward.conv2d_weights(gy, images, w, b, y, **params), strict=True):
         same(part, expected_part)
 
 

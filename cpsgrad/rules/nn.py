@@ -3,9 +3,10 @@
 
 The helpers get the op's inputs, its output and the output adjoint, rebuild what the kernel's
 backward needs (at no cost, or by one more forward: see `cpsgrad.nn_backward`) and call the
-table. An op with several differentiable inputs has one helper returning all their adjoints,
-bound as backward locals (`x_g, w_g, b_g = ...`): the call runs once, and is left out when no
-input is active. Defaults here must equal `cpsgrad.nn`'s (an omitted argument is replaced
+table. An op with several differentiable inputs has a helper returning the adjoints its kernel
+computes together, bound as backward locals (`w_g, b_g = ...`): the call runs once, and is left
+out when none of its inputs is active (conv2d's input adjoint is a helper of its own, so a first
+layer computes none). Defaults here must equal `cpsgrad.nn`'s (an omitted argument is replaced
 by the template's default); `tests/test_nn.py` checks that they do.
 """
 
@@ -119,8 +120,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def conv2d(x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
     y = nn.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
     y_d = yield y
-    x_g, w_g, b_g = nn_backward.conv2d(y_d, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
-    x_d += x_g
+    x_d += nn_backward.conv2d_input(y_d, x, w, y, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    w_g, b_g = nn_backward.conv2d_weights(y_d, x, w, b, y, stride=stride, padding=padding, dilation=dilation,
+                                          groups=groups)
     w_d += w_g
     b_d += b_g
 
@@ -129,7 +131,7 @@ def conv2d(x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
 def max_pool2d(x, kernel_size, stride=None, padding=0):
     y = nn.max_pool2d(x, kernel_size, stride, padding)
     y_d = yield y
-    x_d += nn_backward.max_pool2d(y_d, x, kernel_size, stride=stride, padding=padding)
+    x_d += nn_backward.max_pool2d(y_d, x, y, kernel_size, stride=stride, padding=padding)
 
 
 @rule(nn.avg_pool2d)

@@ -1,7 +1,8 @@
 """The training loop shared by the character-level examples (min_char_rnn.py, lstm_char.py):
 the text as character ids, Karpathy's min-char-rnn loop (chunks of `sequence` characters, the
 hidden state carried from chunk to chunk, gradients clipped to [-5, 5], Adagrad), text sampled
-as it trains, a tqdm progress bar, a PNG loss curve and a summary.
+as it trains, a tqdm progress bar, a PNG loss curve and a summary (the bar and the plot:
+training_tools.py, shared with mnist_cnn.py).
 
 A model is a `CharModel`: how to make its parameters and its zero state, one step's loss and
 gradients (from `cpsgrad.value_and_grad` of the model's numpy loss), and sampling.
@@ -21,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # docs/examples/: the datasets package
 
+import training_tools  # noqa: E402
 from datasets import shakespeare  # noqa: E402
 
 from cpsgrad import optim  # noqa: E402
@@ -131,40 +133,15 @@ def train(model: CharModel, data: CharData, options: Options, params=None) -> Re
 
 
 def _progress(options: Options):
-    if not options.progress:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=options.iterations, unit="it", dynamic_ncols=True)
+    return training_tools.progress(options.iterations, options.progress)
 
 
-def _write(bar, message: str) -> None:
-    if bar is None:
-        print(message)
-    else:
-        bar.write(message)
+_write = training_tools.write
 
 
 def plot(curves: dict[str, list[float]], path: Path, title: str, smooth: dict | None = None) -> Path:
-    """A PNG of loss curves (matplotlib, headless)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(figsize=(7, 4))
-    for label, losses in curves.items():
-        axes.plot(losses, linewidth=0.6, alpha=0.35 if smooth else 1.0, label=label)
-    for label, losses in (smooth or {}).items():
-        axes.plot(losses, linewidth=1.5, label=label)
-    axes.set_xlabel("iteration")
-    axes.set_ylabel("loss (summed over the chunk)")
-    axes.set_title(title)
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    pyplot.close(figure)
-    return path
+    """A PNG of loss curves (training_tools.plot)."""
+    return training_tools.plot(curves, path, title, smooth, ylabel="loss (summed over the chunk)")
 
 
 def sample_ids(probabilities: Callable, state, seed_id: int, count: int, rng) -> list[int]:

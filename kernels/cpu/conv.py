@@ -70,14 +70,40 @@ def _geometry(x, w, b, stride, padding, dilation, groups):
     return (kernel_h, kernel_w, *steps, *pads, *dilations), tuple(out)
 
 
+def _columns(x, w, layout, out, groups):
+    """im2col of ``x`` as ``(N, groups, C/groups * KH * KW, OH * OW)`` in ``w``'s dtype."""
+    x = np.ascontiguousarray(x, dtype=w.dtype)
+    images, length = x.shape[0], out[0] * out[1]
+    cols = np.empty((images, w[0].size * groups, length), w.dtype)
+    _im2col(x, *layout, cols)
+    return cols.reshape(images, groups, -1, length)
+
+
+def _grouped_adjoint(grad, w, images, groups):
+    """The output adjoint as ``(N, groups, F/groups, OH * OW)`` in ``w``'s dtype."""
+    return np.asarray(grad, w.dtype).reshape(images, groups, w.shape[0] // groups, -1)
+
+
+def _weight_grads(grad, w, grouped, has_bias):
+    # Per-image products then a sum: several times faster here than one tensordot.
+    grad_w = np.matmul(grad, np.swapaxes(grouped, -1, -2)).sum(axis=0).reshape(w.shape)
+    grad_b = grad.sum(axis=(0, 3)).reshape(-1) if has_bias else None
+    return grad_w, grad_b
+
+
+def _input_grad(grad, w, x_shape, layout, groups):
+    weights = w.reshape(groups, w.shape[0] // groups, -1)
+    grad_cols = np.matmul(np.swapaxes(weights, -1, -2), grad).reshape(x_shape[0], -1, grad.shape[-1])
+    grad_x = np.zeros(x_shape, w.dtype)
+    _col2im(grad_cols, *layout, grad_x)
+    return grad_x
+
+
 def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation of ``x`` (N, C, H, W) with ``w`` (F, C/groups, KH, KW), plus ``b`` (F,)."""
     layout, (out_h, out_w) = _geometry(x, w, b, stride, padding, dilation, groups)
-    x = np.ascontiguousarray(x, dtype=w.dtype)
+    grouped = _columns(x, w, layout, (out_h, out_w), groups)
     images, filters = x.shape[0], w.shape[0]
-    cols = np.empty((images, w[0].size * groups, out_h * out_w), w.dtype)
-    _im2col(x, *layout, cols)
-    grouped = cols.reshape(images, groups, -1, out_h * out_w)
     weights = w.reshape(groups, filters // groups, -1)
     y = np.matmul(weights, grouped).reshape(images, filters, out_h, out_w)
     if b is not None:
@@ -89,12 +115,22 @@ def conv2d_backward(grad, saved):
     """Adjoints ``(x, w, b)``; the bias adjoint is None when there was no bias."""
     x_shape, w, has_bias, grouped, layout = saved
     images, groups = grouped.shape[:2]
-    grad = np.asarray(grad, w.dtype).reshape(images, groups, w.shape[0] // groups, -1)
-    weights = w.reshape(groups, w.shape[0] // groups, -1)
-    # Per-image products then a sum: several times faster here than one tensordot.
-    grad_w = np.matmul(grad, np.swapaxes(grouped, -1, -2)).sum(axis=0).reshape(w.shape)
-    grad_cols = np.matmul(np.swapaxes(weights, -1, -2), grad).reshape(images, -1, grad.shape[-1])
-    grad_x = np.zeros(x_shape, w.dtype)
-    _col2im(grad_cols, *layout, grad_x)
-    grad_b = grad.sum(axis=(0, 3)).reshape(-1) if has_bias else None
-    return grad_x, grad_w, grad_b
+    grad = _grouped_adjoint(grad, w, images, groups)
+    grad_w, grad_b = _weight_grads(grad, w, grouped, has_bias)
+    return _input_grad(grad, w, x_shape, layout, groups), grad_w, grad_b
+
+
+def conv2d_input_backward(grad, x, w, stride=1, padding=0, dilation=1, groups=1):
+    """The adjoint of ``x`` alone, from the weights and ``x``'s shape: no im2col, no forward
+    product (``cpsgrad.nn_backward.conv2d_input``)."""
+    layout, _ = _geometry(x, w, None, stride, padding, dilation, groups)
+    grad = _grouped_adjoint(grad, w, x.shape[0], groups)
+    return _input_grad(grad, w, x.shape, layout, groups)
+
+
+def conv2d_weight_backward(grad, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """The adjoints ``(w, b)`` (b's None without a bias): im2col of ``x`` again, no forward
+    product (``cpsgrad.nn_backward.conv2d_weights``)."""
+    layout, out = _geometry(x, w, b, stride, padding, dilation, groups)
+    grouped = _columns(x, w, layout, out, groups)
+    return _weight_grads(_grouped_adjoint(grad, w, x.shape[0], groups), w, grouped, b is not None)

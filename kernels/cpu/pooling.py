@@ -1,7 +1,10 @@
-"""2-D pooling over NCHW: max (saving the arg-max for the backward), average, global average.
+"""2-D pooling over NCHW: max, average, global average.
 
-Max and average pooling are single-threaded numba loops over (image, channel) planes; the scan
-of one window is ``cpsgrad.kernels.formulas.pooling``'s, shared with the CUDA kernels. Padding counts
+Max and average pooling are single-threaded numba loops over (image, channel) planes. Average
+pooling scans a window with ``cpsgrad.kernels.formulas.pooling``'s formula, shared with the CUDA
+kernels; max pooling computes the same values without an arg-max (its data-dependent branches
+cost 2-3x on real activations), and its backward finds the arg-max again from the input and
+the output. Padding counts
 as -inf for max and as zeros in the average (PyTorch's ``count_include_pad=True``).
 """
 
@@ -32,32 +35,102 @@ def _windows(op, x, kernel_size, stride, padding):
 
 
 _windows_of = compile_formulas(pooling)
-_max_window, _avg_window = _windows_of.max_window, _windows_of.avg_window
+_avg_window = _windows_of.avg_window
 
 
 @serial
-def _max_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y, argmax):
-    channels = x.shape[1]
-    for plane in range(x.shape[0] * channels):
-        image, channel = plane // channels, plane % channels
-        for oy in range(y.shape[2]):
-            for ox in range(y.shape[3]):
-                best, where = _max_window(
-                    x, image, channel, oy, ox, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
-                )
-                y[image, channel, oy, ox] = best
-                argmax[image, channel, oy, ox] = where
+def _max_pool(x, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, y):
+    """Each window's maximum, NaN when it holds one (the value ``_windows_of.max_window`` gives,
+    without its arg-max: no data-dependent branch, several times faster on real activations)."""
+    height, width = x.shape[2], x.shape[3]
+    for image in range(x.shape[0]):
+        for channel in range(x.shape[1]):
+            plane = x[image, channel]
+            for oy in range(y.shape[2]):
+                for ox in range(y.shape[3]):
+                    best = plane[max(oy * stride_h - pad_h, 0), max(ox * stride_w - pad_w, 0)]
+                    nan = False
+                    for i in range(kernel_h):
+                        row = oy * stride_h - pad_h + i
+                        if 0 <= row < height:
+                            for j in range(kernel_w):
+                                col = ox * stride_w - pad_w + j
+                                if 0 <= col < width:
+                                    value = plane[row, col]
+                                    nan |= value != value
+                                    best = max(best, value)
+                    y[image, channel, oy, ox] = np.nan if nan else best
 
 
 @serial
-def _max_pool_grad(grad, argmax, grad_x):
-    images, channels, height, width = grad_x.shape
-    for plane in range(images * channels):
-        image, channel = plane // channels, plane % channels
-        for oy in range(grad.shape[2]):
-            for ox in range(grad.shape[3]):
-                where = argmax[image, channel, oy, ox]
-                grad_x[image, channel, where // width, where % width] += grad[image, channel, oy, ox]
+def _max_pool_unpadded(x, kernel_h, kernel_w, stride_h, stride_w, y):
+    """``_max_pool`` without padding: every window lies inside ``x``, so no bounds tests (about
+    2x faster on the CNN's 2x2 pooling)."""
+    for image in range(x.shape[0]):
+        for channel in range(x.shape[1]):
+            plane, out = x[image, channel], y[image, channel]
+            for oy in range(y.shape[2]):
+                for ox in range(y.shape[3]):
+                    top, left = oy * stride_h, ox * stride_w
+                    best = plane[top, left]
+                    nan = False
+                    for i in range(kernel_h):
+                        for j in range(kernel_w):
+                            value = plane[top + i, left + j]
+                            nan |= value != value
+                            best = max(best, value)
+                    out[oy, ox] = np.nan if nan else best
+
+
+@serial
+def _max_pool_grad_unpadded(grad, x, y, kernel_h, kernel_w, stride_h, stride_w, grad_x):
+    """``_max_pool_grad`` without padding (no bounds tests): the same element gets each window's
+    adjoint."""
+    for image in range(x.shape[0]):
+        for channel in range(x.shape[1]):
+            plane, grad_plane = x[image, channel], grad_x[image, channel]
+            for oy in range(y.shape[2]):
+                for ox in range(y.shape[3]):
+                    best = y[image, channel, oy, ox]
+                    nan = best != best
+                    top, left = oy * stride_h, ox * stride_w
+                    at_row, at_col = -1, -1
+                    for i in range(kernel_h - 1, -1, -1):
+                        for j in range(kernel_w - 1, -1, -1):
+                            value = plane[top + i, left + j]
+                            hit = (value == best) | (nan & (value != value))
+                            at_row = top + i if hit else at_row
+                            at_col = left + j if hit else at_col
+                    if at_row >= 0:
+                        grad_plane[at_row, at_col] += grad[image, channel, oy, ox]
+
+
+@serial
+def _max_pool_grad(grad, x, y, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, grad_x):
+    """Each window's adjoint to its first element equal to its maximum ``y`` (its first NaN when
+    ``y`` is NaN): the element the arg-max of ``_windows_of.max_window`` names, found again by
+    scanning the window backwards with selects instead of branches."""
+    height, width = x.shape[2], x.shape[3]
+    for image in range(x.shape[0]):
+        for channel in range(x.shape[1]):
+            plane, grad_plane = x[image, channel], grad_x[image, channel]
+            for oy in range(y.shape[2]):
+                for ox in range(y.shape[3]):
+                    best = y[image, channel, oy, ox]
+                    nan = best != best
+                    at_row, at_col = -1, -1
+                    for i in range(kernel_h - 1, -1, -1):
+                        row = oy * stride_h - pad_h + i
+                        if 0 <= row < height:
+                            for j in range(kernel_w - 1, -1, -1):
+                                col = ox * stride_w - pad_w + j
+                                if 0 <= col < width:
+                                    value = plane[row, col]
+                                    hit = (value == best) | (nan & (value != value))
+                                    at_row = row if hit else at_row
+                                    at_col = col if hit else at_col
+                    if at_row >= 0:
+                        grad_plane[at_row, at_col] += grad[image, channel, oy, ox]
 
 
 @serial
@@ -99,16 +172,34 @@ def max_pool2d_forward(x, kernel_size, stride=None, padding=0):
     layout, out = _windows("max_pool2d", x, kernel_size, stride, padding)
     x = np.ascontiguousarray(x)
     y = np.empty(x.shape[:2] + out, x.dtype)
-    argmax = np.empty(y.shape, np.int64)
-    _max_pool(x, *layout, y, argmax)
-    return y, (x.shape, x.dtype, argmax)
+    if layout[4] == layout[5] == 0:
+        _max_pool_unpadded(x, *layout[:4], y)
+    else:
+        _max_pool(x, *layout, y)
+    return y, (x, y, layout)
 
 
 def max_pool2d_backward(grad, saved):
-    shape, dtype, argmax = saved
-    grad_x = np.zeros(shape, dtype)
-    _max_pool_grad(_plane_grad(grad, argmax.shape, dtype), argmax, grad_x)
+    """The adjoint of ``x`` from ``x`` and the output ``y`` (no arg-max is kept)."""
+    x, y, layout = saved
+    grad_x = np.zeros(x.shape, x.dtype)
+    grad = _plane_grad(grad, y.shape, x.dtype)
+    if layout[4] == layout[5] == 0:
+        _max_pool_grad_unpadded(grad, x, y, *layout[:4], grad_x)
+    else:
+        _max_pool_grad(grad, x, y, *layout, grad_x)
     return (grad_x,)
+
+
+def max_pool2d_input_backward(grad, x, y, kernel_size, stride=None, padding=0):
+    """The adjoint of ``x`` from ``x`` and the forward's output ``y``: the backward with no second
+    forward (``cpsgrad.nn_backward.max_pool2d``)."""
+    layout, out = _windows("max_pool2d", x, kernel_size, stride, padding)
+    x = np.ascontiguousarray(x)
+    y = np.ascontiguousarray(y, x.dtype)
+    if y.shape != x.shape[:2] + out:
+        raise ValueError(f"max_pool2d: output {y.shape} does not match input {x.shape} pooled to {out}")
+    return max_pool2d_backward(grad, (x, y, layout))[0]
 
 
 def avg_pool2d_forward(x, kernel_size, stride=None, padding=0):

@@ -56,6 +56,8 @@ def from_rows(rows: np.ndarray, layout) -> np.ndarray:
 
 def pair(op: str, name: str, value) -> tuple[int, int]:
     """An int or a pair of ints as ``(height, width)``; rejects negative values."""
+    if type(value) is int and value >= 0:  # the common case, without numpy (per-call overhead)
+        return value, value
     result = (value, value) if np.ndim(value) == 0 else tuple(value)
     if len(result) != 2 or any(int(v) != v or v < 0 for v in result):
         raise ValueError(f"{op}: {name} must be a non-negative int or a pair of them, got {value}")

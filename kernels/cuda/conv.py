@@ -85,19 +85,46 @@ def _to_nchw(product_out, bias, has_bias, y):
             y[n, f, place] = product_out[f, n, place]
 
 
+def _columns(x, w, layout, out, groups):
+    """``x`` on the device in ``w``'s dtype, and its im2col ``(groups, C/groups * KH * KW, N * OH * OW)``."""
+    x = operand("conv2d", x, w.dtype)
+    cols = empty((groups, w.size // w.shape[0], x.shape[0] * out[0] * out[1]), w.dtype)
+    launch(_im2col, cols.size, x, *layout, out[1], cols)
+    return x, cols
+
+
+def _grouped_adjoint(grad, w, y_shape, groups):
+    """The output adjoint moved to ``(F, N, OH * OW)`` and as ``(groups, F/groups, N * OH * OW)``."""
+    grad = adjoint("conv2d", grad, y_shape, w.dtype)
+    images, filters, out_h, out_w = y_shape
+    moved = permute(grad.reshape(images, filters, out_h * out_w), (1, 0, 2))
+    return moved, moved.reshape(groups, filters // groups, images * out_h * out_w)
+
+
+def _weight_grads(moved, grouped, cols, w, has_bias):
+    grad_w = product(grouped, cols, transpose_b=True).reshape(w.shape)
+    grad_b = reduce_rows(moved.reshape(moved.shape[0], moved.shape[1] * moved.shape[2]), SUM) if has_bias else None
+    return grad_w, grad_b
+
+
+def _input_grad(grouped, w, x_shape, layout, y_shape, groups):
+    weights = w.reshape(groups, w.shape[0] // groups, w.size // w.shape[0])
+    grad_cols = product(weights, grouped, transpose_a=True)
+    grad_x = empty(x_shape, w.dtype)
+    launch(_col2im, grad_x.size, grad_cols, *layout, y_shape[2], y_shape[3], grad_x)
+    return grad_x
+
+
 def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation of ``x`` (N, C, H, W) with ``w`` (F, C/groups, KH, KW), plus ``b`` (F,)."""
     layout, (out_h, out_w) = _geometry(x, w, b, stride, padding, dilation, groups)
     w = contiguous("conv2d", w)
-    x = operand("conv2d", x, w.dtype)
+    x, cols = _columns(x, w, layout, (out_h, out_w), groups)
     has_bias = b is not None
     bias = operand("conv2d", b, w.dtype) if has_bias else empty((1,), w.dtype)
     images, filters = x.shape[0], w.shape[0]
-    depth = w.size // filters
     length = out_h * out_w
-    cols = empty((groups, depth, images * length), w.dtype)
-    launch(_im2col, cols.size, x, *layout, out_w, cols)
-    weights = w.reshape(groups, filters // groups, depth)
+    weights = w.reshape(groups, filters // groups, w.size // filters)
     flat_y = product(weights, cols).reshape(filters, images, length)
     y = empty((images, filters, length), w.dtype)
     launch(_to_nchw, y.size, flat_y, bias, has_bias, y)
@@ -108,16 +135,31 @@ def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d_backward(grad, saved):
     """Adjoints ``(x, w, b)``; the bias adjoint is None when there was no bias."""
     x_shape, w, has_bias, cols, layout, y_shape = saved
-    grad = adjoint("conv2d", grad, y_shape, w.dtype)
-    images, filters, out_h, out_w = y_shape
-    groups, depth = cols.shape[0], cols.shape[1]
-    # (N, F, L) -> (F, N, L): each group's adjoint is then a (F/groups, N * L) matrix.
-    moved = permute(grad.reshape(images, filters, out_h * out_w), (1, 0, 2))
-    grouped = moved.reshape(groups, filters // groups, images * out_h * out_w)
-    weights = w.reshape(groups, filters // groups, depth)
-    grad_w = product(grouped, cols, transpose_b=True).reshape(w.shape)
-    grad_cols = product(weights, grouped, transpose_a=True)
-    grad_x = empty(x_shape, w.dtype)
-    launch(_col2im, grad_x.size, grad_cols, *layout, out_h, out_w, grad_x)
-    grad_b = reduce_rows(moved.reshape(filters, images * out_h * out_w), SUM) if has_bias else None
-    return grad_x, grad_w, grad_b
+    groups = cols.shape[0]
+    moved, grouped = _grouped_adjoint(grad, w, y_shape, groups)
+    grad_w, grad_b = _weight_grads(moved, grouped, cols, w, has_bias)
+    return _input_grad(grouped, w, x_shape, layout, y_shape, groups), grad_w, grad_b
+
+
+def _output_shape(x, w, out):
+    return (x.shape[0], w.shape[0], *out)
+
+
+def conv2d_input_backward(grad, x, w, stride=1, padding=0, dilation=1, groups=1):
+    """The adjoint of ``x`` alone, from the weights and ``x``'s shape: no im2col, no forward
+    product (``cpsgrad.nn_backward.conv2d_input``)."""
+    layout, out = _geometry(x, w, None, stride, padding, dilation, groups)
+    w = contiguous("conv2d", w)
+    y_shape = _output_shape(x, w, out)
+    _, grouped = _grouped_adjoint(grad, w, y_shape, groups)
+    return _input_grad(grouped, w, tuple(x.shape), layout, y_shape, groups)
+
+
+def conv2d_weight_backward(grad, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """The adjoints ``(w, b)`` (b's None without a bias): im2col of ``x`` again, no forward
+    product (``cpsgrad.nn_backward.conv2d_weights``)."""
+    layout, out = _geometry(x, w, b, stride, padding, dilation, groups)
+    w = contiguous("conv2d", w)
+    x, cols = _columns(x, w, layout, out, groups)
+    moved, grouped = _grouped_adjoint(grad, w, _output_shape(x, w, out), groups)
+    return _weight_grads(moved, grouped, cols, w, b is not None)

@@ -175,3 +175,28 @@ def test_functional_wrappers_return_forward_outputs():
     assert_allclose(nn.embedding(x, np.array([1, 1])), x[[1, 1]])
     assert_allclose(nn.global_avg_pool2d(x[None, :, :, None]), x.mean(axis=1)[None, :])
     assert_allclose(nn.avg_pool2d(x[None, None], 1), x[None, None])
+
+
+@pytest.mark.parametrize("kernel, stride", [(2, 2), (3, 1), (2, 3), (3, 2)])
+def test_unpadded_max_pool_kernels_equal_the_general_ones(kernel, stride):
+    """Without padding max_pool2d runs kernels with no bounds tests: the same maxima, NaNs and
+    arg-max (ties and NaNs included, overlapping and skipping windows) as the general kernels."""
+    from cpsgrad.kernels.cpu import pooling
+
+    rng = np.random.default_rng(kernel * 10 + stride)
+    for dtype in (np.float32, np.float64):
+        x = rng.integers(-3, 3, (2, 3, 7, 8)).astype(dtype)  # many ties
+        x[0, 1, 2, 3] = x[1, 2, 5, 0] = np.nan
+        layout, out = pooling._windows("max_pool2d", x, kernel, stride, 0)
+        general, fast = np.empty((2, 3, *out), dtype), np.empty((2, 3, *out), dtype)
+        pooling._max_pool(x, *layout, general)
+        pooling._max_pool_unpadded(x, *layout[:4], fast)
+        assert_array_equal(fast, general)
+        grad = rng.standard_normal(general.shape).astype(dtype)
+        general_x, fast_x = np.zeros_like(x), np.zeros_like(x)
+        pooling._max_pool_grad(grad, x, general, *layout, general_x)
+        pooling._max_pool_grad_unpadded(grad, x, general, *layout[:4], fast_x)
+        assert_array_equal(fast_x, general_x)
+        y, saved = pooling.max_pool2d_forward(x, kernel, stride)
+        assert_array_equal(y, general)
+        assert_array_equal(pooling.max_pool2d_backward(grad, saved)[0], general_x)
