@@ -1,0 +1,307 @@
+"""One derivative, two rules: the `math.X` and the `np.X` rule of a function made from one template.
+
+A function that `math` and numpy both define (sin, exp, log1p, atan2, ...) has its derivative
+written once, in `cpsgrad/rules/elementary.py`, as an ordinary shift-style template over a
+placeholder module `m` (`x_d += y_d * m.cos(x)`) and declared with `elementary(math.sin, np.sin)`.
+`math_text` and `numpy_text` write the two rules' templates from it, and `instantiate` makes each
+a generator function compiled in its rule module's namespace (cpsgrad/rules/math.py's,
+cpsgrad/rules/numpy/ufuncs.py's or binary.py's, so that the helpers it reads are those modules'),
+whose code points at the shared template's file and line (errors name it, and the disk cache's
+digest of the rule table stamps that file: editing a shared derivative changes the key).
+
+- The math rule is the shared template with `m` read as `math`: the scalar fast path, as written.
+- The numpy rule reads `m.X` as numpy's function (`math.asin` is `np.arcsin`), and turns each
+  accumulation `p_d += E` into `p_d += chain(y_d, S, p)`, where the slope `S` is `E` with the
+  output's adjoint set to one: `y_d * S` gives `S`, `y_d / D` gives `1.0 / D`, `-y_d * S`
+  gives `-S`, `cpsgrad_runtime.divide(y_d * c, D)` gives `cpsgrad_runtime.array_divide(c, D)`.
+  `chain` sums the product back to `p`'s shape and keeps the symbolic zero. The output's adjoint
+  must be the leftmost factor of `E` (a slope times the adjoint), else `numpy_text` refuses it.
+  `sign` reads as `array_sign`.
+- `kernel="sin"`: the numpy backward is the fused kernel of that name
+  (`elementwise_adjoint("sin", y_d, x, x)`, kernels/formulas/elementwise.py), fed what its
+  catalog entry saves; below the kernel's threshold it multiplies by the shared slope
+  (`numpy_slope`, the lambda ufuncs.py keeps in `_SLOPES`).
+- `singular_in_numpy=True`: where `math` raises (math.log(0), math.atanh(1)) numpy returns a
+  value (-inf, inf) at which the slope is infinite; each `/` of the numpy slope by something
+  that depends on an input then becomes `cpsgrad_runtime.array_divide` (inf, no warning). The
+  math rule keeps its plain `/`: it is never reached there.
+
+What differs between the two modules beyond this (math.pow and np.power, math.hypot's and
+np.hypot's slope at the origin, math.fmod's and np.fmod's adjoint forms) is written in each
+module's own rules, not here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cpsgrad.errors import RuleError
+
+MODULE = "m"  # the placeholder a shared template calls the module by
+
+#: math's names that numpy spells differently.
+NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
+               "atanh": "arctanh", "atan2": "arctan2"}
+#: helpers a shared template calls, and the numpy rule's name for each.
+NUMPY_HELPERS = {"sign": "array_sign"}
+_DIVIDE = ("cpsgrad_runtime", "divide")
+_ARRAY_DIVIDE = ("cpsgrad_runtime", "array_divide")
+
+
+@dataclass(frozen=True, eq=False)
+class Elementary:
+    """A function `math` and numpy share, with its derivative written once (`template`)."""
+
+    template: Callable
+    math: object
+    numpy: tuple
+    kernel: str | None = None
+    singular_in_numpy: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.template.__name__
+
+    @property
+    def numpy_name(self) -> str:
+        return self.numpy[0].__name__
+
+    @property
+    def definition(self) -> cst.FunctionDef:
+        """The shared template as written, without its decorator."""
+        module = cst.parse_module(textwrap.dedent(inspect.getsource(self.template)))
+        definition = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+        return definition.with_changes(decorators=(), leading_lines=())
+
+    @property
+    def arity(self) -> int:
+        return len(inspect.signature(self.template).parameters)
+
+
+ELEMENTARY: list[Elementary] = []
+
+
+def elementary(math_function, *numpy_functions, kernel: str | None = None, singular_in_numpy: bool = False):
+    """Declare the shared template of `math_function` and `numpy_functions` (see this module's
+    docstring); registers nothing: cpsgrad/rules/math.py and the numpy rule modules do."""
+
+    def record(template: Callable) -> Callable:
+        ELEMENTARY.append(Elementary(template, math_function, numpy_functions, kernel, singular_in_numpy))
+        return template
+
+    return record
+
+
+# ---- the two readings -------------------------------------------------------------------------
+
+
+class _Modules(cst.CSTTransformer):
+    """`m.X` read as `module.X` (numpy's name for it where `names` has one); helpers renamed."""
+
+    def __init__(self, module: str, names: dict[str, str], helpers: dict[str, str]) -> None:
+        self.module, self.names, self.helpers = module, names, helpers
+
+    def leave_Attribute(self, original, updated):
+        if isinstance(updated.value, cst.Name) and updated.value.value == MODULE:
+            attribute = self.names.get(updated.attr.value, updated.attr.value)
+            return updated.with_changes(value=cst.Name(self.module), attr=cst.Name(attribute))
+        if self.module == "np" and _dotted(updated) == _DIVIDE:
+            return updated.with_changes(attr=cst.Name(_ARRAY_DIVIDE[1]))
+        return updated
+
+    def leave_Call(self, original, updated):
+        if isinstance(updated.func, cst.Name) and updated.func.value in self.helpers:
+            return updated.with_changes(func=cst.Name(self.helpers[updated.func.value]))
+        return updated
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _dotted(node) -> tuple[str, ...] | None:
+    if isinstance(node, cst.Name):
+        return (node.value,)
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else (*base, node.attr.value)
+    return None
+
+
+def _mentions(node: cst.CSTNode, names) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name):
+            if name.value in names:
+                found.append(name)
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def math_text(entry: Elementary) -> str:
+    """The math rule's template: the shared one with `m` read as `math`."""
+    return cst.Module([entry.definition.visit(_Modules("math", {}, {}))]).code
+
+
+def numpy_text(entry: Elementary) -> str:
+    """The numpy rule's template: `m` read as numpy, each accumulation `p_d += E` written as
+    `p_d += chain(y_d, slope, p)` (or the kernel's `elementwise_adjoint`)."""
+    definition = entry.definition
+    adjoint, parameters, backward = _backward(entry, definition)
+    lines = []
+    for statement in definition.body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if small not in backward:
+            lines.append(statement)
+            continue
+        parameter = small.target.value[: -len("_d")]
+        if entry.kernel is not None:
+            value = cst.parse_expression(
+                f'elementwise_adjoint("{entry.kernel}", {adjoint}, {_saved(entry)}, {parameter})')
+        else:
+            slope = _slope(small.value, adjoint, parameters if entry.singular_in_numpy else ())
+            arguments = [cst.Arg(cst.Name(adjoint)), cst.Arg(slope), cst.Arg(cst.Name(parameter))]
+            value = cst.Call(cst.Name("chain"), arguments)
+        lines.append(statement.with_changes(body=[small.with_changes(value=value)]))
+    numpy = definition.with_changes(name=cst.Name(entry.numpy_name),
+                                    body=definition.body.with_changes(body=lines))
+    return cst.Module([numpy.visit(_Modules("np", NUMPY_NAMES, NUMPY_HELPERS))]).code
+
+
+def numpy_slope(entry: Elementary) -> str:
+    """`lambda s: S`, the numpy slope of a kernel op from what its kernel saves (`s`: the input,
+    or the output when the catalog entry saves it), for the sizes below the kernel's threshold."""
+    definition = entry.definition
+    adjoint, parameters, backward = _backward(entry, definition)
+    (small,) = backward
+    slope = _slope(small.value, adjoint, parameters if entry.singular_in_numpy else ())
+    slope = cst.Module([]).code_for_node(cst.parse_expression(_code(slope)).visit(
+        _Modules("np", NUMPY_NAMES, NUMPY_HELPERS)))
+    saved = _saved(entry)
+    other = (set(parameters) | {"y"}) - {saved}
+    if _mentions(cst.parse_expression(slope), other):
+        raise RuleError(f"shared rule {entry.name}: its kernel saves {saved}, but its slope {slope} reads more")
+    return f"lambda {saved}: {slope}"
+
+
+def _saved(entry: Elementary) -> str:
+    from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
+
+    return "y" if UNARY_BY_NAME[entry.kernel].saves_output else list(inspect.signature(entry.template).parameters)[0]
+
+
+def _backward(entry: Elementary, definition: cst.FunctionDef):
+    """(the output's adjoint, the parameters, the accumulations after `yield`)."""
+    parameters = [p.name.value for p in definition.params.params]
+    statements = [s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
+                  for s in definition.body.body]
+    shift = next((i for i, s in enumerate(statements)
+                  if isinstance(s, cst.Assign) and isinstance(s.value, cst.Yield)), None)
+    if shift is None or not isinstance(statements[shift].targets[0].target, cst.Name):
+        raise RuleError(f"shared rule {entry.name}: one output, `y_d = yield y`")
+    adjoint = statements[shift].targets[0].target.value
+    backward = statements[shift + 1:]
+    accumulators = {p + "_d" for p in parameters}
+    for small in backward:
+        if not (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
+                and isinstance(small.target, cst.Name) and small.target.value in accumulators):
+            raise RuleError(f"shared rule {entry.name}: after yield, only accumulations `x_d += ...`")
+    return adjoint, parameters, backward
+
+
+_ONE, _MINUS_ONE = "one", "minus one"
+
+
+def _slope(expression: cst.BaseExpression, adjoint: str, singular: tuple | list) -> cst.BaseExpression:
+    """`expression` (an accumulation's value) with the output's adjoint set to one, simplified."""
+    slope = _unit(expression, adjoint, singular, expression)
+    if slope in (_ONE, _MINUS_ONE):
+        return cst.Float("1.0") if slope == _ONE else cst.UnaryOperation(cst.Minus(), cst.Float("1.0"))
+    return slope.with_changes(lpar=[], rpar=[]) if hasattr(slope, "lpar") else slope
+
+
+def _unit(node, adjoint, singular, whole):
+    def refuse():
+        return RuleError(f"shared rule: `{_code(whole)}` is not a slope times the adjoint {adjoint}, "
+                         f"which must be its leftmost factor")
+
+    if isinstance(node, cst.Name) and node.value == adjoint:
+        return _ONE
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _unit(node.expression, adjoint, singular, whole)
+        if inner in (_ONE, _MINUS_ONE):
+            return _MINUS_ONE if inner == _ONE else _ONE
+        return node.with_changes(expression=inner)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Divide)):
+        if _mentions(node.right, {adjoint}) or not _mentions(node.left, {adjoint}):
+            raise refuse()
+        left = _unit(node.left, adjoint, singular, whole)
+        right = node.right
+        if isinstance(node.operator, cst.Multiply):
+            if left in (_ONE, _MINUS_ONE):
+                if left == _ONE:
+                    return right
+                if isinstance(right, cst.BinaryOperation) and not right.lpar:
+                    right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                return cst.UnaryOperation(cst.Minus(), right)
+            return node.with_changes(left=left)
+        numerator = _number(left) if left in (_ONE, _MINUS_ONE) else left
+        if singular and _mentions(right, set(singular)):
+            divide = cst.Attribute(cst.Name(_ARRAY_DIVIDE[0]), cst.Name(_ARRAY_DIVIDE[1]))
+            return cst.Call(divide, [cst.Arg(numerator), cst.Arg(right.with_changes(lpar=[], rpar=[]))])
+        return node.with_changes(left=numerator)
+    if isinstance(node, cst.Call) and _dotted(node.func) == _DIVIDE and len(node.args) == 2:
+        if _mentions(node.args[1].value, {adjoint}):
+            raise refuse()
+        numerator = _unit(node.args[0].value, adjoint, singular, whole)
+        numerator = _number(numerator) if numerator in (_ONE, _MINUS_ONE) else numerator
+        return node.with_changes(args=[node.args[0].with_changes(value=numerator), node.args[1]])
+    raise refuse()
+
+
+def _number(unit: str) -> cst.BaseExpression:
+    return cst.Float("1.0") if unit == _ONE else cst.UnaryOperation(cst.Minus(), cst.Float("1.0"))
+
+
+# ---- making the templates ---------------------------------------------------------------------
+
+
+def instantiate(text: str, entry: Elementary, namespace: dict) -> Callable:
+    """The generator function `text` defines, compiled in `namespace` (a rule module's globals)
+    with its code at the shared template's file and `def` line (errors about the rule name it);
+    `text` is what the transform reads (`__rule_source__`)."""
+    lines, start = inspect.getsourcelines(entry.template)
+    definition_line = start + next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+    scope: dict = {}
+    code = compile("\n" * (definition_line - 1) + text, entry.template.__code__.co_filename, "exec")
+    exec(code, namespace, scope)  # noqa: S102 - a template written from a shared one, never run
+    (template,) = scope.values()
+    template.__rule_source__ = text
+    template.__elementary__ = entry
+    template.__module__ = namespace["__name__"]
+    return template
+
+
+def register(entries, namespace: dict, module: str) -> list[Callable]:
+    """Register the `module` ("math" or "numpy") rule of each of `entries`, made in `namespace`."""
+    from cpsgrad.rules.registry import rule
+
+    made = []
+    for entry in entries:
+        if module == "math":
+            template = instantiate(math_text(entry), entry, namespace)
+            rule(entry.math)(template)
+        else:
+            template = instantiate(numpy_text(entry), entry, namespace)
+            for primitive in reversed(entry.numpy):
+                rule(primitive)(template)
+        namespace[template.__name__] = template
+        made.append(template)
+    return made
