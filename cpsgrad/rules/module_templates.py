@@ -33,6 +33,8 @@ module's own rules, not here.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -302,6 +304,19 @@ def register(entries, namespace: dict, module: str) -> list[Callable]:
             template = instantiate(numpy_text(entry), entry, namespace)
             for primitive in reversed(entry.numpy):
                 rule(primitive)(template)
+        missing = sorted(name for name in _free_names(template.__rule_source__)
+                         if name not in namespace and not hasattr(builtins, name))
+        if missing:
+            raise RuleError(f"shared rule {entry.name}: its {module} template reads {', '.join(missing)}, which "
+                            f"{namespace['__name__']} does not define (import it there)")
         namespace[template.__name__] = template
         made.append(template)
     return made
+
+
+def _free_names(text: str) -> set[str]:
+    """The names a template's text reads that it does not bind (its globals)."""
+    tree = ast.parse(text)
+    bound = {argument.arg for node in ast.walk(tree) if isinstance(node, ast.arguments) for argument in node.args}
+    bound |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)} - bound

@@ -20,8 +20,6 @@ from cpsgrad.runtime.broadcasting import unbroadcast
 
 # ---- binary ufuncs ----------------------------------------------------------------------------
 
-register([entry for entry in ELEMENTARY if entry.arity == 2], globals(), "numpy")  # np.arctan2: elementary.py
-
 
 @rule(np.add)
 def add(x, y):
@@ -231,3 +229,8 @@ def logaddexp_share(x, result, base=math.e):
     inputs are -inf (as JAX), without warnings."""
     with np.errstate(invalid="ignore"):
         return np.exp2(x - result) if base == 2 else np.exp(x - result)
+
+
+# ---- the binary ufuncs math shares (arctan2): cpsgrad/rules/elementary.py --------------------
+
+register([entry for entry in ELEMENTARY if entry.arity == 2], globals(), "numpy")

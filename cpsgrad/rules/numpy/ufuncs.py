@@ -4,6 +4,7 @@
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
 # ruff: noqa: F821, F841
+import math  # noqa: F401  (read by the templates made from cpsgrad/rules/elementary.py)
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from cpsgrad import runtime as cpsgrad_runtime
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.rules import elementary  # noqa: F401  (declares the shared templates)
 from cpsgrad.rules.module_templates import ELEMENTARY, numpy_slope, register
-from cpsgrad.rules.operators import abs_adjoint
+from cpsgrad.rules.operators import abs_adjoint, array_sign  # noqa: F401  (array_sign: np.fabs's made template)
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime import device as _device
 from cpsgrad.runtime.adjoints import is_zero
@@ -19,11 +20,7 @@ from cpsgrad.runtime.broadcasting import unbroadcast
 
 _ndarray = np.ndarray
 
-# ---- the ufuncs math shares (exp, log, sqrt, sin, arcsin, tanh, ...): cpsgrad/rules/elementary.py
-
-register([entry for entry in ELEMENTARY if entry.arity == 1], globals(), "numpy")
-
-# ---- the other unary ufuncs -------------------------------------------------------------------
+# ---- unary ufuncs (those math shares, exp log sqrt sin arcsin tanh ..., are made at the end) ---
 
 
 @rule(np.square)
@@ -113,3 +110,8 @@ _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 _KERNEL_MIN_SIZE: dict[str, int | None] = {}
+
+
+# ---- the ufuncs math shares (exp, log, sqrt, sin, arcsin, tanh, ...): cpsgrad/rules/elementary.py
+
+register([entry for entry in ELEMENTARY if entry.arity == 1], globals(), "numpy")
