@@ -3,8 +3,8 @@
 A function that `math` and numpy both define (sin, exp, log1p, atan2, ...) has its derivative
 written once, in `cpsgrad/rules/elementary.py`, as an ordinary shift-style template over a
 placeholder module `m` (`x_d += y_d * m.cos(x)`) and declared with `elementary(math.sin, np.sin)`.
-`math_text` and `numpy_text` write the two rules' templates from it, and `instantiate` makes each
-a generator function compiled in its rule module's namespace (cpsgrad/rules/math.py's,
+`math_text` and `numpy_text` write the two rules' templates from it, and `make` makes each a
+generator function in its rule module's namespace (cpsgrad/rules/math.py's,
 cpsgrad/rules/numpy/ufuncs.py's or binary.py's, so that the helpers it reads are those modules'),
 whose code points at the shared template's file and line (errors name it, and the disk cache's
 digest of the rule table stamps that file: editing a shared derivative changes the key).
@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import textwrap
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,7 +75,7 @@ class Elementary:
     def numpy_name(self) -> str:
         return self.numpy[0].__name__
 
-    @property
+    @functools.cached_property
     def definition(self) -> cst.FunctionDef:
         """The shared template as written, without its decorator."""
         module = cst.parse_module(textwrap.dedent(inspect.getsource(self.template)))
@@ -275,19 +277,17 @@ def _number(unit: str) -> cst.BaseExpression:
 # ---- making the templates ---------------------------------------------------------------------
 
 
-def instantiate(text: str, entry: Elementary, namespace: dict) -> Callable:
-    """The generator function `text` defines, compiled in `namespace` (a rule module's globals)
-    with its code at the shared template's file and `def` line (errors about the rule name it);
-    `text` is what the transform reads (`__rule_source__`)."""
-    lines, start = inspect.getsourcelines(entry.template)
-    definition_line = start + next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
-    scope: dict = {}
-    code = compile("\n" * (definition_line - 1) + text, entry.template.__code__.co_filename, "exec")
-    exec(code, namespace, scope)  # noqa: S102 - a template written from a shared one, never run
-    (template,) = scope.values()
-    template.__rule_source__ = text
+def make(entry: Elementary, namespace: dict, module: str) -> Callable:
+    """The `module` ("math" or "numpy") rule's template of `entry`, a function in `namespace` (that
+    rule module's globals, so the helpers it reads are the module's). Its code is the shared
+    template's (its signature; errors about the rule name elementary.py's line); its text, what the
+    transform reads, is written on first use (`__rule_source__`, a callable): libcst would cost
+    importing cpsgrad a second for the fifty templates."""
+    name = entry.name if module == "math" else entry.numpy_name
+    template = types.FunctionType(entry.template.__code__, namespace, name)
+    template.__qualname__ = name
+    template.__rule_source__ = functools.cache(functools.partial(math_text if module == "math" else numpy_text, entry))
     template.__elementary__ = entry
-    template.__module__ = namespace["__name__"]
     return template
 
 
@@ -297,21 +297,19 @@ def register(entries, namespace: dict, module: str) -> list[Callable]:
 
     made = []
     for entry in entries:
-        if module == "math":
-            template = instantiate(math_text(entry), entry, namespace)
-            rule(entry.math)(template)
-        else:
-            template = instantiate(numpy_text(entry), entry, namespace)
-            for primitive in reversed(entry.numpy):
-                rule(primitive)(template)
-        missing = sorted(name for name in _free_names(template.__rule_source__)
-                         if name not in namespace and not hasattr(builtins, name))
-        if missing:
-            raise RuleError(f"shared rule {entry.name}: its {module} template reads {', '.join(missing)}, which "
-                            f"{namespace['__name__']} does not define (import it there)")
+        template = make(entry, namespace, module)
+        for primitive in (entry.math,) if module == "math" else reversed(entry.numpy):
+            rule(primitive)(template)
         namespace[template.__name__] = template
         made.append(template)
     return made
+
+
+def missing_names(template: Callable) -> list[str]:
+    """The names a made template's text reads that its module does not define (an import a linter
+    took for unused): tests/test_rules_elementary.py checks that there are none."""
+    namespace = template.__globals__
+    return sorted(n for n in _free_names(template.__rule_source__()) if n not in namespace and not hasattr(builtins, n))
 
 
 def _free_names(text: str) -> set[str]:

@@ -74,8 +74,14 @@ def chain(adjoint, slope, x):
 
 # The numpy slope of each op whose backward has a fused kernel, from what the kernel saves (the
 # output for tanh and sqrt, the input otherwise): the shared ones' from their shared template.
-_SLOPES = {"square": lambda x: 2.0 * x}
-_SLOPES.update({entry.kernel: eval(numpy_slope(entry), globals()) for entry in ELEMENTARY if entry.kernel})  # noqa: S307
+class _Slopes(dict):
+    def __missing__(self, op: str):
+        (entry,) = [entry for entry in ELEMENTARY if entry.kernel == op]
+        self[op] = slope = eval(numpy_slope(entry), globals())  # noqa: S307 - `lambda s: <the shared slope>`
+        return slope
+
+
+_SLOPES = _Slopes(square=lambda x: 2.0 * x)
 
 
 def elementwise_adjoint(op: str, adjoint, saved, x):
