@@ -45,6 +45,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cpsgrad.errors import RuleError
+from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
+from cpsgrad.rules.registry import rule
 
 MODULE = "m"  # the placeholder a shared template calls the module by
 
@@ -196,8 +198,6 @@ def numpy_slope(entry: Elementary) -> str:
 
 
 def _saved(entry: Elementary) -> str:
-    from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
-
     return "y" if UNARY_BY_NAME[entry.kernel].saves_output else list(inspect.signature(entry.template).parameters)[0]
 
 
@@ -293,8 +293,6 @@ def make(entry: Elementary, namespace: dict, module: str) -> Callable:
 
 def register(entries, namespace: dict, module: str) -> list[Callable]:
     """Register the `module` ("math" or "numpy") rule of each of `entries`, made in `namespace`."""
-    from cpsgrad.rules.registry import rule
-
     made = []
     for entry in entries:
         template = make(entry, namespace, module)
