@@ -37,6 +37,7 @@ import ast
 import builtins
 import functools
 import inspect
+import re
 import textwrap
 import types
 from collections.abc import Callable
@@ -78,11 +79,10 @@ class Elementary:
         return self.numpy[0].__name__
 
     @functools.cached_property
-    def definition(self) -> cst.FunctionDef:
-        """The shared template as written, without its decorator."""
-        module = cst.parse_module(textwrap.dedent(inspect.getsource(self.template)))
-        definition = next(s for s in module.body if isinstance(s, cst.FunctionDef))
-        return definition.with_changes(decorators=(), leading_lines=())
+    def lines(self) -> list[str]:
+        """The shared template's source lines from its `def` (its decorator left out), dedented."""
+        lines = textwrap.dedent(inspect.getsource(self.template)).splitlines()
+        return lines[next(i for i, line in enumerate(lines) if line.startswith("def ")):]
 
     @property
     def arity(self) -> int:
@@ -106,24 +106,22 @@ def elementary(math_function, *numpy_functions, kernel: str | None = None, singu
 # ---- the two readings -------------------------------------------------------------------------
 
 
-class _Modules(cst.CSTTransformer):
-    """`m.X` read as `module.X` (numpy's name for it where `names` has one); helpers renamed."""
+_PLACEHOLDER = re.compile(r"(?<![\w.])" + MODULE + r"\.(\w+)")
+_HELPER = re.compile(r"(?<![\w.])(" + "|".join(NUMPY_HELPERS) + r")\(")
+_SHIFT = re.compile(r"^\s+(\w+) = yield \w+$")
+_ACCUMULATION = re.compile(r"^(\s+)(\w+)_d \+= (.+)$")
 
-    def __init__(self, module: str, names: dict[str, str], helpers: dict[str, str]) -> None:
-        self.module, self.names, self.helpers = module, names, helpers
 
-    def leave_Attribute(self, original, updated):
-        if isinstance(updated.value, cst.Name) and updated.value.value == MODULE:
-            attribute = self.names.get(updated.attr.value, updated.attr.value)
-            return updated.with_changes(value=cst.Name(self.module), attr=cst.Name(attribute))
-        if self.module == "np" and _dotted(updated) == _DIVIDE:
-            return updated.with_changes(attr=cst.Name(_ARRAY_DIVIDE[1]))
-        return updated
-
-    def leave_Call(self, original, updated):
-        if isinstance(updated.func, cst.Name) and updated.func.value in self.helpers:
-            return updated.with_changes(func=cst.Name(self.helpers[updated.func.value]))
-        return updated
+def _read_as(text: str, module: str) -> str:
+    """`text` with `m.X` read as `module.X`; for numpy, with numpy's names (`np.arcsin`),
+    `array_divide` for `divide` and the helpers' numpy versions (`array_sign`). Text-level, as
+    the names are: the template is parsed once, when the transform reads it (a libcst round
+    here would double the first transform's cost for these rules)."""
+    if module == "math":
+        return _PLACEHOLDER.sub(r"math.\1", text)
+    text = _PLACEHOLDER.sub(lambda found: "np." + NUMPY_NAMES.get(found.group(1), found.group(1)), text)
+    text = re.sub(r"(?<![\w.])cpsgrad_runtime\.divide\(", "cpsgrad_runtime.array_divide(", text)
+    return _HELPER.sub(lambda found: NUMPY_HELPERS[found.group(1)] + "(", text)
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -153,71 +151,57 @@ def _mentions(node: cst.CSTNode, names) -> bool:
 
 def math_text(entry: Elementary) -> str:
     """The math rule's template: the shared one with `m` read as `math`."""
-    return cst.Module([entry.definition.visit(_Modules("math", {}, {}))]).code
+    return _read_as("\n".join(entry.lines) + "\n", "math")
 
 
 def numpy_text(entry: Elementary) -> str:
     """The numpy rule's template: `m` read as numpy, each accumulation `p_d += E` written as
     `p_d += chain(y_d, slope, p)` (or the kernel's `elementwise_adjoint`)."""
-    definition = entry.definition
-    adjoint, parameters, backward = _backward(entry, definition)
-    lines = []
-    for statement in definition.body.body:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if small not in backward:
-            lines.append(statement)
-            continue
-        parameter = small.target.value[: -len("_d")]
+    adjoint, parameters, shift = _backward(entry)
+    lines = [f"def {entry.numpy_name}(" + entry.lines[0].split("(", 1)[1], *entry.lines[1:shift + 1]]
+    for line in entry.lines[shift + 1:]:
+        indent, parameter, expression = _ACCUMULATION.match(line).groups()
         if entry.kernel is not None:
-            value = cst.parse_expression(
-                f'elementwise_adjoint("{entry.kernel}", {adjoint}, {_saved(entry)}, {parameter})')
+            value = f'elementwise_adjoint("{entry.kernel}", {adjoint}, {_saved(entry)}, {parameter})'
         else:
-            slope = _slope(small.value, adjoint, parameters if entry.singular_in_numpy else ())
-            arguments = [cst.Arg(cst.Name(adjoint)), cst.Arg(slope), cst.Arg(cst.Name(parameter))]
-            value = cst.Call(cst.Name("chain"), arguments)
-        lines.append(statement.with_changes(body=[small.with_changes(value=value)]))
-    numpy = definition.with_changes(name=cst.Name(entry.numpy_name),
-                                    body=definition.body.with_changes(body=lines))
-    return cst.Module([numpy.visit(_Modules("np", NUMPY_NAMES, NUMPY_HELPERS))]).code
+            value = f"chain({adjoint}, {_slope_text(entry, expression, adjoint, parameters)}, {parameter})"
+        lines.append(f"{indent}{parameter}_d += {value}")
+    return _read_as("\n".join(lines) + "\n", "numpy")
 
 
 def numpy_slope(entry: Elementary) -> str:
     """`lambda s: S`, the numpy slope of a kernel op from what its kernel saves (`s`: the input,
     or the output when the catalog entry saves it), for the sizes below the kernel's threshold."""
-    definition = entry.definition
-    adjoint, parameters, backward = _backward(entry, definition)
-    (small,) = backward
-    slope = _slope(small.value, adjoint, parameters if entry.singular_in_numpy else ())
-    slope = cst.Module([]).code_for_node(cst.parse_expression(_code(slope)).visit(
-        _Modules("np", NUMPY_NAMES, NUMPY_HELPERS)))
+    adjoint, parameters, shift = _backward(entry)
+    (line,) = entry.lines[shift + 1:]
+    slope = _read_as(_slope_text(entry, _ACCUMULATION.match(line).group(3), adjoint, parameters), "numpy")
     saved = _saved(entry)
-    other = (set(parameters) | {"y"}) - {saved}
-    if _mentions(cst.parse_expression(slope), other):
+    if _mentions(cst.parse_expression(slope), (set(parameters) | {"y"}) - {saved}):
         raise RuleError(f"shared rule {entry.name}: its kernel saves {saved}, but its slope {slope} reads more")
     return f"lambda {saved}: {slope}"
+
+
+def _slope_text(entry: Elementary, expression: str, adjoint: str, parameters: list[str]) -> str:
+    singular = parameters if entry.singular_in_numpy else ()
+    return _code(_slope(cst.parse_expression(expression), adjoint, singular))
 
 
 def _saved(entry: Elementary) -> str:
     return "y" if UNARY_BY_NAME[entry.kernel].saves_output else list(inspect.signature(entry.template).parameters)[0]
 
 
-def _backward(entry: Elementary, definition: cst.FunctionDef):
-    """(the output's adjoint, the parameters, the accumulations after `yield`)."""
-    parameters = [p.name.value for p in definition.params.params]
-    statements = [s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
-                  for s in definition.body.body]
-    shift = next((i for i, s in enumerate(statements)
-                  if isinstance(s, cst.Assign) and isinstance(s.value, cst.Yield)), None)
-    if shift is None or not isinstance(statements[shift].targets[0].target, cst.Name):
+def _backward(entry: Elementary) -> tuple[str, list[str], int]:
+    """(the output's adjoint, the parameters, the line of `yield`); a RuleError unless every
+    line after it is an accumulation `p_d += ...` into a parameter's adjoint, on one line."""
+    parameters = list(inspect.signature(entry.template).parameters)
+    shift = next((i for i, line in enumerate(entry.lines) if _SHIFT.match(line)), None)
+    if shift is None:
         raise RuleError(f"shared rule {entry.name}: one output, `y_d = yield y`")
-    adjoint = statements[shift].targets[0].target.value
-    backward = statements[shift + 1:]
-    accumulators = {p + "_d" for p in parameters}
-    for small in backward:
-        if not (isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
-                and isinstance(small.target, cst.Name) and small.target.value in accumulators):
-            raise RuleError(f"shared rule {entry.name}: after yield, only accumulations `x_d += ...`")
-    return adjoint, parameters, backward
+    for line in entry.lines[shift + 1:]:
+        accumulation = _ACCUMULATION.match(line)
+        if accumulation is None or accumulation.group(2) not in parameters:
+            raise RuleError(f"shared rule {entry.name}: after yield, only accumulations `x_d += ...`, one a line")
+    return _SHIFT.match(entry.lines[shift]).group(1), parameters, shift
 
 
 _ONE, _MINUS_ONE = "one", "minus one"
