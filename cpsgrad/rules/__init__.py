@@ -1,6 +1,7 @@
 """The built-in rule table; importing this package registers every built-in rule.
 
-One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`,
+One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`
+(its functions numpy shares made from `elementary`, by `module_templates`),
 `numpy/` (ufuncs, reductions, products, shapes, creation, linalg, ...), `scipy/` (signal, linalg,
 integrate, special, stats), `containers`, `closures`, `subscripts`, `nn`; `registry` is the table and the
 decorators that fill it.

@@ -92,8 +92,10 @@ class Rule:
 
     @cached_property
     def definition(self) -> cst.FunctionDef:
-        # a template made from a text (cpsgrad/rules/scipy/stats.py) carries it: linecache may be cleared
-        source = getattr(self.template, "__rule_source__", None) or textwrap.dedent(inspect.getsource(self.template))
+        # a template made from a text carries it (cpsgrad/rules/scipy/stats.py: linecache may be cleared), or
+        # a function that writes it (cpsgrad/rules/module_templates.py: the math and numpy rules of one derivative)
+        source = getattr(self.template, "__rule_source__", None)
+        source = (source() if callable(source) else source) or textwrap.dedent(inspect.getsource(self.template))
         module = cst.parse_module(source)
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):

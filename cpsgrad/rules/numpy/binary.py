@@ -10,6 +10,7 @@ import numpy as np
 
 from cpsgrad import runtime as cpsgrad_runtime
 from cpsgrad.kernels.device_array import DeviceArray
+from cpsgrad.rules.module_templates import ELEMENTARY, register
 from cpsgrad.rules.numpy.ufuncs import chain
 from cpsgrad.rules.operators import array_log_for_power, power_slope
 from cpsgrad.rules.registry import rule
@@ -107,14 +108,6 @@ def fmin(x, y):
     z_d = yield z
     x_d += select(z_d, np.less(x, y) | np.isnan(y), x)
     y_d += select(z_d, np.logical_not(np.less(x, y) | np.isnan(y)), y)
-
-
-@rule(np.arctan2)
-def arctan2(y, x):
-    z = np.arctan2(y, x)
-    z_d = yield z
-    y_d += chain(z_d, cpsgrad_runtime.array_divide(x, x * x + y * y), y)
-    x_d += chain(z_d, cpsgrad_runtime.array_divide(-y, x * x + y * y), x)
 
 
 @rule(np.hypot)
@@ -236,3 +229,8 @@ def logaddexp_share(x, result, base=math.e):
     inputs are -inf (as JAX), without warnings."""
     with np.errstate(invalid="ignore"):
         return np.exp2(x - result) if base == 2 else np.exp(x - result)
+
+
+# ---- the binary ufuncs math shares (arctan2): cpsgrad/rules/elementary.py --------------------
+
+register([entry for entry in ELEMENTARY if entry.arity == 2], globals(), "numpy")
