@@ -95,6 +95,21 @@ def overwritten(target: str) -> str:
     return f"{target}_overwritten"
 
 
+def list_length(target: str) -> str:
+    """`xs_1_length`: a list's length before the extend making version `xs_1`."""
+    return f"{target}_length"
+
+
+def list_popped(target: str) -> str:
+    """`xs_1_popped`: the (position, element) the pop making version `xs_1` removed."""
+    return f"{target}_popped"
+
+
+def call_entered(label: str) -> str:
+    """`call_1_k_entered`: whether the callee of a guarded call entered its continuation."""
+    return f"{call_adapter(label)}_entered"
+
+
 def rule_global(name: str) -> str:
     """`np__rule`: a module name a rule's template reads, where the user's program shadows it."""
     return f"{name}__rule"

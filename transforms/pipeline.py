@@ -277,29 +277,25 @@ def _run(
         captured=read.captured,
     )
     generator.namespace.update(front.normalized.definitions)
-    body = generator.generate()
+    entry_function = generator.generate()
     entry = naming.cps_function(program.function.name)
     wrapper = naming.program_wrapper(program.function.name)
     free = emit.free_variables(read.function, read.captured)
     parameters = emit.wrapper_parameters(free, generator.namespace)
-    indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     # a program that only other programs call (`every_parameter`) is shown after one with the legend;
     # programs with call sites come after a function's program only through its calls and nested defs
     legend = "" if every_parameter else _legend(bool(front.sites or front.normalized.definitions))
     kinds_of = dict(zip(front.normalized.parameters, argument_kinds, strict=True))
-    final = (
-        legend
-        + _header(read, front.differentiated, kinds_of, front.sites, sorted(front.resolver.assumed))
-        + f"def {wrapper}({', '.join(parameters)}):\n"
-        + indented
-        + f"    return {entry}\n"
+    header = legend + _header(read, front.differentiated, kinds_of, front.sites, sorted(front.resolver.assumed))
+    wrapper_body = [entry_function, cst.SimpleStatementLine([cst.Return(cst.Name(entry))])]
+    wrapper_function = cst.FunctionDef(
+        cst.Name(wrapper), cst.Parameters([cst.Param(cst.Name(p)) for p in parameters]), cst.IndentedBlock(wrapper_body)
     )
+    # the program's text, rendered once, and where each of its lines came from (for debug_nans, show)
+    final, origins = emit.render(_comments(header), wrapper_function, generator.provenance)
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
     module = emit.compile_module(final, filename)
     compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free, module)
-    # where each line came from, for debug_nans: the header and the wrapper's def, the body, its return
-    before = final.count("\n") - body.count("\n") - 1
-    origins = ((None, "forward"),) * before + tuple(generator.origins) + ((None, "forward"),)
     nonfinite.register(compiled, wrapper, filename, final, origins)
     stages = _Stages(final, normalize=lambda: syntax.code(front.normalized.definition), cps=lambda: cps.render(program))
     assumed = tuple(sorted(front.resolver.assumed))
@@ -400,6 +396,11 @@ def _header(
     for site in sites:
         text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
     return text
+
+
+def _comments(text: str) -> list[cst.EmptyLine]:
+    """Comment lines (and blank ones) as a module's header."""
+    return [cst.EmptyLine(comment=cst.Comment(line)) if line else cst.EmptyLine() for line in text.splitlines()]
 
 
 def _assigned(normalized: normalize.Normalized) -> set[str]:
