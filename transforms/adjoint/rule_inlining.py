@@ -14,11 +14,11 @@ from cpsgrad.transforms.adjoint.frames import Renamer
 from cpsgrad.transforms.adjoint.output import (
     Lines,
     assign,
-    call_line,
     delete,
     handler,
     runtime_call,
     string,
+    template,
     try_statement,
 )
 from cpsgrad.transforms.adjoint.records import RuleCall
@@ -90,7 +90,7 @@ class RuleInlining:
         if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
             lines.append(delete(list(locals_.values())))
         if checked and lines:
-            failed = Lines(self, [call_line(runtime_call("rule_failed", label, cst.Name("error")))])
+            failed = Lines(self, [template("cpsgrad_runtime.rule_failed(__label__, error)", label=label)])
             outer.append(try_statement(lines, handler(None, failed)), origin=self.origin)
 
     def local_name(self, base: str) -> str:
