@@ -113,17 +113,37 @@ def render(module: cst.Module, provenance: Provenance) -> tuple[str, tuple]:
 
 
 class _Marking(CodegenState):
-    """Code generation that notes where each registered node's tokens begin."""
+    """Code generation that notes where each registered node's tokens begin. An expression that
+    spans lines (the user's parenthesized call, a template's) keeps its continuation lines where
+    they were written, under the wrapper's indentation alone (as `syntax.code` of the expression
+    placed in the wrapper writes them), not moved to the depth of the block it is in."""
 
     def __init__(self, indent: str, newline: str, provenance: Provenance):
         super().__init__(default_indent=indent, default_newline=newline)
         self.provenance = provenance
         self.marks: list[tuple[int, tuple]] = []
+        self.expressions = 0  # how deep in expressions the code generation is
+        self.blank = False  # an empty line inside an expression: not indented
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         found = self.provenance.get(id(node))
         if found is not None and found[0] is node:
             self.marks.append((len(self.tokens), found[1]))
+        if isinstance(node, cst.BaseExpression):
+            self.expressions += 1
+        elif self.expressions and type(node) is cst.EmptyLine:
+            self.blank = node.comment is None and not node.whitespace.value
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.BaseExpression):
+            self.expressions -= 1
+
+    def add_indent_tokens(self) -> None:
+        if not self.expressions:
+            self.tokens.extend(self.indent_tokens)
+        elif not self.blank:
+            self.tokens.extend(self.indent_tokens[:1])
+        self.blank = False
 
 
 # ---- builders: the statements of a fixed shape
