@@ -48,3 +48,12 @@ __all__ = [
     "to_host",
     "value_and_grad",
 ]
+
+
+def __getattr__(name):
+    # cpsgrad.distributed (MPI data parallelism) is imported when first used, never by `import cpsgrad`
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module("cpsgrad.distributed")
+    raise AttributeError(f"module 'cpsgrad' has no attribute {name!r}")

@@ -46,6 +46,7 @@ __all__ = [
     "batch_norm",
     "batch_norm_statistics",
     "conv2d",
+    "ctc_loss",
     "dropout",
     "embedding",
     "global_avg_pool2d",
@@ -213,6 +214,27 @@ def softmax_cross_entropy(logits, labels):
     **mean** over the batch (PyTorch's ``cross_entropy`` default ``reduction="mean"``), as a 0-d
     array of the logits' dtype. Labels get no gradient."""
     return _kernels.softmax_cross_entropy(logits, labels)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss (PyTorch's ``ctc_loss``): the negative
+    log-likelihood of each target under all alignments of ``log_probs``.
+
+    ``log_probs`` (T, N, C) are log-probabilities over C classes at T steps (normally a
+    ``log_softmax`` output; unbatched (T, C) is taken too); ``targets`` are integer labels, (N, S)
+    padded or 1-D concatenated (``sum(target_lengths)`` long), none equal to ``blank``;
+    ``input_lengths`` and ``target_lengths`` (N,) integers (arrays or sequences). ``reduction``:
+    ``"none"`` (N,) losses, ``"sum"``, or ``"mean"`` (each loss divided by its target length, then
+    the mean over the batch; a 0-d array). An impossible alignment (input too short) costs
+    ``inf``, with a nan gradient; ``zero_infinity=True`` makes those losses and gradients zero.
+
+    Only ``log_probs`` is differentiable; its derivative is the true one of the loss with respect
+    to the values given (PyTorch's adds ``exp(log_probs)``, which cancels through a
+    ``log_softmax``). On the CPU the batch runs in parallel; a DeviceArray ``log_probs`` runs on
+    CUDA (targets and lengths may stay on the host)."""
+    kernel = dispatch("ctc_loss", log_probs)
+    params = {"blank": blank, "reduction": reduction, "zero_infinity": zero_infinity}
+    return kernel.forward(log_probs, targets, input_lengths, target_lengths, **params)[0]
 
 
 # ---- convolution and pooling (NCHW; always the table) -----------------------------------------

@@ -7,8 +7,9 @@ Every kernel follows one calling convention:
 * ``backward(output_adjoint, residuals) -> tuple``: one adjoint per differentiable input, in
   input order, already reduced to that input's shape.
 
-Built-in kernels are listed by name in each device's catalog (``cpsgrad.kernels.cpu.CATALOG``)
-and imported on first dispatch, so importing this module compiles nothing and does not import
+Built-in kernels are listed by name in each device's catalog (``cpsgrad.kernels.cpu.CATALOG``),
+or are a module of ``cpsgrad.kernels.standalone`` holding an op's kernels for both devices, and are
+imported on first dispatch, so importing this module compiles nothing and does not import
 numba.
 
 The table also speaks the array type that wraps raw device arrays (``DeviceArray``): that type
@@ -68,6 +69,7 @@ class _Slot:
     index_args: frozenset
     kernel: Kernel | None = None
     module: str | None = None
+    prefix: str | None = None  # of the module's functions: ``<prefix>_forward``; the op by default
 
 
 _table: dict[str, dict[str, _Slot]] = {}
@@ -125,9 +127,9 @@ def register(
     return kernel
 
 
-def _register_lazy(op: str, device: str, module: str, dtypes: Iterable, index_args) -> None:
+def _register_lazy(op: str, device: str, module: str, dtypes: Iterable, index_args, prefix=None) -> None:
     _table.setdefault(op, {})[device] = _Slot(
-        _dtype_set(dtypes), frozenset(index_args), module=module
+        _dtype_set(dtypes), frozenset(index_args), module=module, prefix=prefix
     )
     _fast.pop(op, None)
 
@@ -144,8 +146,9 @@ def device_of(array) -> str | None:
 
 def _resolve(op: str, device: str, slot: _Slot) -> Kernel:
     module = importlib.import_module(slot.module)
-    forward = getattr(module, f"{op}_forward")
-    backward = getattr(module, f"{op}_backward")
+    prefix = slot.prefix or op
+    forward = getattr(module, f"{prefix}_forward")
+    backward = getattr(module, f"{prefix}_backward")
     slot.kernel = Kernel(op, device, forward, backward, slot.dtypes)
     return slot.kernel
 
@@ -313,13 +316,18 @@ def describe() -> list[str]:
 
 
 def _load_catalogs() -> None:
-    from cpsgrad.kernels import cpu, cuda
+    from cpsgrad.kernels import cpu, cuda, standalone
 
     # Both catalogs are import-free: the CUDA entries cost nothing until a device array arrives.
     for device, catalog in (("cpu", cpu.CATALOG), ("cuda", cuda.CATALOG)):
         for op, (module, index_args) in catalog.items():
             package = f"cpsgrad.kernels.{device}.{module}"
             _register_lazy(op, device, package, ("float32", "float64"), index_args)
+    # An op of kernels/standalone/ is one module for both devices (``cpu_forward``, ``cuda_forward``, ...),
+    # found by its file name.
+    for op in standalone.names():
+        for device in DEVICES:
+            _register_lazy(op, device, f"cpsgrad.kernels.standalone.{op}", ("float32", "float64"), (), prefix=device)
 
 
 _load_catalogs()

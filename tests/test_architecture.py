@@ -18,14 +18,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = {"cpsgrad": ROOT / "cpsgrad", "cpsgrad.transforms": ROOT / "transforms", "cpsgrad.kernels": ROOT / "kernels"}
 MAX_LINES = 500
 # Files over MAX_LINES, each at most as long as it is: the list may only shrink. Issue 14 split the
-# adjoint pass (transforms/adjoint/), normalize (transforms/normalize/), pipeline (showing.py) and
-# the gradient checker and the fuzzer (cpsgrad/testing/); what is left is exempt with its reason.
-OVERSIZED = {
-    # the program generator: _Builder (1,300 lines) draws every statement and expression kind
-    # over one shared state (names in scope, helpers, switches); its features move into modules
-    # beside it (forms.py, mutations.py, ...), another helper edits it this session; to split next
-    "cpsgrad/testing/programs.py": 1934,
-}
+# adjoint pass (transforms/adjoint/), normalize (transforms/normalize/), pipeline (showing.py), the
+# gradient checker, the fuzzer and the program generator (cpsgrad/testing/generator/); none is left.
+OVERSIZED: dict[str, int] = {}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -278,3 +273,21 @@ def test_an_nn_op_added_by_the_recipe_is_named_in_its_three_files_only():
         if re.search(r"\bsilu\b", path.read_text())
     ]
     assert sorted(naming) == sorted(RECIPE_FILES)
+
+
+# "Adding an nn op" for an op that is not elementwise: its public function, its rule (with its
+# backward helper beside it) and one module of kernels/standalone/ holding its formulas, its CPU
+# loops and its CUDA kernels, which the table and the PTX check find by the module's name.
+# nn.ctc_loss was added so; were it named elsewhere, that recipe would have grown a step.
+STANDALONE_RECIPE_FILES = ["cpsgrad/nn.py", "cpsgrad/rules/nn.py", "kernels/standalone/ctc_loss.py"]
+
+
+def test_an_nn_op_with_kernels_of_its_own_is_named_in_its_three_files_only():
+    naming = [
+        path.relative_to(ROOT).as_posix()
+        for directory in ("cpsgrad", "kernels", "transforms")
+        for path in sorted((ROOT / directory).rglob("*.py"))
+        if re.search(r"\bctc", path.read_text(), re.IGNORECASE)
+    ]
+    assert sorted(naming) == sorted(STANDALONE_RECIPE_FILES)
+

@@ -44,3 +44,14 @@ def test_writes_benchmark_quick_run_agrees_with_the_hand_written_adjoint():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "| 1000 |" in result.stdout and "WRONG" not in result.stdout
+
+
+def test_rules_benchmark_quick_run_checks_every_case_against_finite_differences():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "rules.py"), "--quick", "--peers", "none"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for case in ("solve", "slogdet", "fft_power", "einsum_chain", "mvn_logpdf", "pad_reflect"):
+        assert f"| {case} |" in result.stdout
+    assert "WRONG" not in result.stdout and "error:" not in result.stdout

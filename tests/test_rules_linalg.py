@@ -196,3 +196,34 @@ def test_undefined_derivatives_are_refused_at_the_call(function, args, construct
 def test_eigenvalues_alone_at_a_tie_are_differentiated():
     gradient = cpsgrad.grad(lambda a: np.sum(np.linalg.eigvalsh(a)))(np.eye(3))
     np.testing.assert_allclose(gradient, np.eye(3))
+
+
+def test_det_backward_takes_lu_cofactors_only_far_from_singular_and_they_equal_the_svd_ones():
+    """det's backward has two paths (cpsgrad/rules/numpy/linalg.py): det * inv^T from one LU where
+    LAPACK's condition estimate says the matrix is far from singular, an SVD elsewhere. Both give
+    the cofactor matrix; a wrong choice would be inf/nan (singular) or inaccurate (ill-conditioned)."""
+    from cpsgrad.rules.numpy import linalg as rules
+
+    def by_svd(a):
+        u, s, vt = np.linalg.svd(a)
+        return (u * rules._others_product(s)[None, :]) @ vt * np.linalg.det(u) * np.linalg.det(vt)
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 8, 20):
+        for _ in range(10):
+            a = rng.standard_normal((n, n))
+            fast = rules._cofactors_by_lu(a)
+            assert fast is not None
+            np.testing.assert_allclose(fast, by_svd(a), rtol=1e-9, atol=1e-12 * np.abs(by_svd(a)).max())
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    nearly = np.array([[1.0, 2.0], [2.0, 4.0 + 1e-12]])
+    assert rules._cofactors_by_lu(singular) is None and rules._cofactors_by_lu(nearly) is None
+    assert rules._cofactors_by_lu(rng.standard_normal((2, 3, 3))) is None  # a stack: the SVD path
+    assert rules._cofactors_by_lu(rng.standard_normal((3, 3)).astype(np.float32)) is None
+    gradient = cpsgrad.grad(_det_loss)(singular)
+    np.testing.assert_allclose(gradient, by_svd(singular), atol=1e-12)  # rank 2: cofactors not all zero
+    assert np.abs(gradient).max() > 1
+
+
+def _det_loss(a):
+    return np.linalg.det(a)

@@ -21,6 +21,8 @@ WITHOUT_ADJOINT = {
     "kernel_size", "stride", "padding", "key", "index", "indices", "labels", "condition",
     "start", "kind", "names", "definition", "indexer",
     "k", "shift", "reps", "repeats", "kth",  # diag/tril/triu/rot90 offsets, roll, tile, repeat, partition: ints
+    "targets", "input_lengths", "target_lengths", "blank", "reduction", "zero_infinity",  # ctc_loss: labels, flags
+    "operator", "in_place",  # x op= y on a subclass: the operator and the in-place function, not values
     "mode", "deg", "tol",  # np.pad's mode, np.angle's flag, np.real_if_close's threshold (real values only)
     "condlist",  # np.select's booleans
     "first", "second", "third", "fourth", "fifth", "sixth",  # item_at / transpose axes: ints

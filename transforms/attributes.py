@@ -18,7 +18,7 @@ import types
 
 import libcst as cst
 
-from cpsgrad.transforms import calls, effects, rewriting, syntax, walk
+from cpsgrad.transforms import calls, effects, object_methods, rewriting, syntax, walk
 from cpsgrad.transforms.naming import Namer, names_in
 
 RUNTIME = "cpsgrad_runtime"
@@ -312,7 +312,10 @@ def method_effects(normalized, active: set[str], resolver) -> bool:
     (`Base.__init__(self, w)`), where an operand is differentiable, become `t = obj.method(x)`: a
     call of a user method like any other (its writes into `self` are the object's,
     runtime/objects.py; its own transform refuses what would keep a value elsewhere), its result
-    discarded. Whether it changed (the pipeline runs activity again)."""
+    discarded. First a user object's method named like a container's (`r.get()`) is split off as
+    a bound method (transforms/object_methods.py). Whether it changed (the pipeline runs activity again)."""
+    if object_methods.split(normalized, active, resolver):
+        return True
     rewriter = _MethodEffects(normalized, active, resolver)
     definition = normalized.definition.visit(rewriter)
     if not rewriter.changed:
@@ -321,12 +324,14 @@ def method_effects(normalized, active: set[str], resolver) -> bool:
     return True
 
 
-def receivers(found: list, active: set[str], definition: cst.FunctionDef, resolver=None) -> set[str]:
+def receivers(found: list, active: set[str], definition: cst.FunctionDef, resolver=None, stored=None) -> set[str]:
     """Names that are differentiable because of what happens to the objects they hold: a local
     object whose method is called with a differentiable argument (`t = obj.method(x)`: the method
-    may keep `x` in it), and the container, object or name a differentiable object written into
-    or called a method of was read from (`o = objs[i]`, `layer = self.layer`, `b = a`): a later
-    read through it must see the attributes' gradients."""
+    may keep `x` in it), one handed with a differentiable value to a user function called for its
+    effect that may store into it (`stored(function, call)`: transforms/analysis/callee_stores.py),
+    and the container, object or name a differentiable object written into or called a method of
+    was read from (`o = objs[i]`, `layer = self.layer`, `b = a`): a later read through it must see
+    the attributes' gradients."""
     local = {p.name.value for p in (*definition.params.posonly_params, *definition.params.params)}
     local |= {p.name.value for p in definition.params.kwonly_params}
     local |= {name for targets, _ in found for name in targets}
@@ -340,7 +345,7 @@ def receivers(found: list, active: set[str], definition: cst.FunctionDef, resolv
         discarded = len(targets) == 1 and counts.get(targets[0], 0) == 1  # a call for its effect
         handed = [_receiver(value)] if _receiver(value) is not None else []
         if not handed and discarded:
-            handed = _handed(value, active, resolver)
+            handed = _handed(value, active, resolver, stored)
         for receiver in handed:
             if receiver not in local:
                 continue
@@ -374,15 +379,20 @@ def _source(value: cst.BaseExpression) -> str | None:
     return value.value if isinstance(value, cst.Name) else None
 
 
-def _handed(value: cst.BaseExpression, active: set[str], resolver) -> list[str]:
+def _handed(value: cst.BaseExpression, active: set[str], resolver, stored=None) -> list[str]:
     """The names a call of a user function (not a method) `f(obj, x)` is handed beside a
-    differentiable value: it may write that value into them."""
+    differentiable value that it may write that value into: those `stored(f, call)` names, or
+    every name passed where that is not known."""
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)) or resolver is None:
         return []
     if calls.classify(value.func, resolver) != calls.USER:
         return []
     names = [a.value.value for a in value.args if isinstance(a.value, cst.Name)]
-    return [n for n in names if n not in active] if any(n in active for n in names) else []
+    if not any(n in active for n in names):
+        return []
+    function = resolver.resolve(value.func)
+    kept = stored(function, value) if stored is not None and function is not None else None
+    return [n for n in names if n not in active and (kept is None or n in kept)]
 
 
 def _receiver(value: cst.BaseExpression) -> str | None:

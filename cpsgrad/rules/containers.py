@@ -129,6 +129,25 @@ def dict_of(source):
 # ---- a name sharing a value that `x op= y` updated (transforms/analysis/aliasing.py) --------------------
 
 
+not_differentiable(cpsgrad_runtime.check_augmented)
+
+
+@rule(cpsgrad_runtime.in_place_operand)
+def in_place_operand(target, value, operator, where="", in_place=False):
+    y = cpsgrad_runtime.in_place_operand(target, value, operator, where, in_place)
+    y_d = yield y
+    value_d += cpsgrad_runtime.in_place_operand_adjoint(value, y, y_d)
+    target_d += 0.0  # the target's value reaches the result through `x op y`'s own backward
+
+
+@rule(cpsgrad_runtime.in_place_mapping)
+def in_place_mapping(target, value, operator, where="", in_place=False):
+    y = cpsgrad_runtime.in_place_mapping(target, value, operator, where, in_place)
+    y_d = yield y
+    value_d += cpsgrad_runtime.in_place_operand_adjoint(value, y, y_d)
+    target_d += 0.0
+
+
 @rule(cpsgrad_runtime.alias_after_update)
 def alias_after_update(alias, target, where="", rewrite=""):
     y = cpsgrad_runtime.alias_after_update(alias, target, where, rewrite)

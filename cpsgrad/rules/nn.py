@@ -12,7 +12,9 @@ by the template's default); `tests/test_nn.py` checks that they do.
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
 # ruff: noqa: F821, F841
 from cpsgrad import nn, nn_backward
+from cpsgrad.kernels import dispatch
 from cpsgrad.rules.registry import rule
+from cpsgrad.runtime.adjoints import is_zero
 
 # ---- elementwise activations ------------------------------------------------------------------
 
@@ -89,6 +91,25 @@ def softmax_cross_entropy(logits, labels):
     y = nn.softmax_cross_entropy(logits, labels)
     y_d = yield y
     logits_d += nn_backward.softmax_cross_entropy(y_d, logits, labels)
+
+
+def ctc_loss_backward(y_d, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    """ctc_loss backward for ``log_probs``: the forward runs again for alpha (one more forward),
+    then the kernel's backward runs beta and the occupancies."""
+    if is_zero(y_d):
+        return 0.0
+    kernel = dispatch("ctc_loss", log_probs)
+    params = {"blank": blank, "reduction": reduction, "zero_infinity": zero_infinity}
+    loss, saved = kernel.forward(log_probs, targets, input_lengths, target_lengths, **params)
+    return kernel.backward(nn_backward._conform(y_d, loss), saved)[0]
+
+
+@rule(nn.ctc_loss)
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    y = nn.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+    y_d = yield y
+    args = (targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+    log_probs_d += ctc_loss_backward(y_d, log_probs, *args)
 
 
 # ---- convolution and pooling ------------------------------------------------------------------

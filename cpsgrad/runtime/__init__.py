@@ -46,11 +46,13 @@ from cpsgrad.runtime.adjoints import (
     unpacked,
 )
 from cpsgrad.runtime.attribute_changes import attribute_list
+from cpsgrad.runtime.augmented import in_place_mapping, in_place_operand, in_place_operand_adjoint
 from cpsgrad.runtime.bitwise import bitwise_adjoint, inverted_adjoint
 from cpsgrad.runtime.books import clear_loans, close_loans, open_loans
 from cpsgrad.runtime.broadcasting import reduced_product, refuse_complex_operands, unbroadcast
 from cpsgrad.runtime.checks import (
     Unbound,
+    check_augmented,
     check_bound,
     check_in_place,
     refuse_in_place,
@@ -195,6 +197,10 @@ from cpsgrad.runtime.writes import (
 __all__ = [
     "alias_adjoint",
     "alias_after_update",
+    "check_augmented",
+    "in_place_mapping",
+    "in_place_operand",
+    "in_place_operand_adjoint",
     "alias_after_write",
     "builtins",
     "checked_view",

@@ -5,6 +5,12 @@ to it (its reference count says so, or it is a buffer the program borrowed, `boo
 adjoints may otherwise alias each other freely. `accumulate_index` and `accumulate_matmul_left`
 are the fused forms for an `x[i]` read's and a `W @ h` product's adjoint (no full-size temporary).
 
+A dict's adjoint (`DictAdjoint`) is a container of adjoints, and the same rule applies at both
+levels: a `DictAdjoint` nothing else refers to takes a read's contribution (`params["W"]`) or
+another `DictAdjoint` (a callee's) into itself, and each entry it holds is added into in place
+only when the dict is the entry's one reference; otherwise the entry is replaced by a new sum
+(`_add_entry`). A shared `DictAdjoint` is never changed: `+` builds a new one.
+
 Conventions every array helper of this package keeps: an adjoint has its primal's shape and
 dtype (a Python float for a Python float); `0.0` is the symbolic zero and may stand for any
 shape; helpers never write into their arguments.
@@ -18,6 +24,7 @@ import numpy as np
 
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime import device as _device
+from cpsgrad.runtime.adjoints import DictAdjoint
 from cpsgrad.runtime.books import _lent
 from cpsgrad.runtime.indexing import _is_basic, index_adjoint
 from cpsgrad.runtime.linalg import matmul_left
@@ -40,6 +47,9 @@ def accumulate(total, contribution):
 
 
 def _accumulate(total, contribution, exclusive: bool):
+    if type(contribution) is DictAdjoint and exclusive and type(total) is DictAdjoint and contribution is not total:
+        merge_into(total, contribution)
+        return total
     if type(contribution) is _ndarray:
         if (exclusive or _lent(total)) and _owns(total, contribution):
             total += contribution
@@ -90,7 +100,41 @@ def accumulate_index(total, container, index, contribution):
         else:
             np.add.at(total, index, contribution)
         return total
+    if type(total) is DictAdjoint and type(container) is dict and _getrefcount(total) == 3:
+        _add_entry(total, index, contribution)  # a dict's read (`params["W"]`): into its adjoint's entry
+        return total
     return accumulate(total, index_adjoint(container, index, contribution))
+
+
+def merge_into(total: DictAdjoint, other: DictAdjoint) -> None:
+    """`total + other` into `total`, which nothing but the caller's variable refers to."""
+    for key in other:
+        _add_entry(total, key, other[key])
+
+
+def _add_entry(adjoint: DictAdjoint, key, contribution) -> None:
+    """`adjoint[key] += contribution` for a `DictAdjoint` nothing else refers to: the entry is
+    added into in place when the dict is its only reference (`getrefcount(adjoint[key]) == 2`:
+    the dict's and getrefcount's argument) and it owns memory of the contribution's shape and
+    dtype, or is a `DictAdjoint` itself (a nested dict's); otherwise it is replaced by
+    `entry + contribution`, as `DictAdjoint.__add__` computes it (the same values either way)."""
+    if key not in adjoint:
+        adjoint[key] = contribution
+        return
+    kind = type(contribution)
+    if kind is float and contribution == 0.0:
+        return
+    if kind is _ndarray:
+        if _getrefcount(adjoint[key]) == 2:
+            present = adjoint[key]
+            if _owns(present, contribution):
+                present += contribution
+                return
+    elif kind is DictAdjoint and type(adjoint[key]) is DictAdjoint and _getrefcount(adjoint[key]) == 2:
+        if adjoint[key] is not contribution:
+            merge_into(adjoint[key], contribution)
+            return
+    adjoint[key] = adjoint[key] + contribution
 
 
 def accumulate_matmul_left(total, z_d, x, y):

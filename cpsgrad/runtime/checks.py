@@ -2,7 +2,8 @@
 
 A variable that a path through the function leaves unbound raises `UnboundLocalError` where
 Python would (`unbound_read`, `check_bound`); augmented assignment on an array is refused with
-its location (`refuse_in_place`); a user rule's contributions are checked for shape, dtype and
+its location (`refuse_in_place`), as is `x op= y` where `x op y` would compute otherwise
+(`check_augmented`: runtime/augmented.py); a user rule's contributions are checked for shape, dtype and
 `None`, and what its backward raises names the rule (`rule_contribution`, `rule_failed`).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import types
 
 import numpy as np
 
@@ -31,10 +33,17 @@ def refuse_in_place(value, where: str, rewrite: str, why: str) -> None:
         )
 
 
+_REBOUND = frozenset({float, int, bool, complex, tuple, str, list, dict, set})  # x op= y rebinds, or x is unshared
+
+
 def check_in_place(result, target, where: str, rewrite: str) -> None:
     """`c += b` on an array nothing else shares is computed as `c = c + b`: the same values, unless
     numpy would cast the result into `c`'s dtype or the result broadcasts past `c`'s shape (in
-    place, the first casts and the second raises); those are refused rather than computed otherwise."""
+    place, the first casts and the second raises); those are refused rather than computed otherwise.
+    A target of another type whose in-place operator differs (a subclass of list, a user's `__iadd__`)
+    is refused (`check_augmented`)."""
+    if type(target) not in _REBOUND and type(target) is not np.ndarray:
+        check_augmented(target, rewrite.split(" ", 4)[3], where)  # rewrite: "x = x op y"
     if type(target) is np.ndarray and (
         type(result) is not np.ndarray or result.dtype != target.dtype or result.shape != target.shape
     ):
@@ -46,6 +55,49 @@ def check_in_place(result, target, where: str, rewrite: str) -> None:
             f"{list(target.shape)} array, which cpsgrad does not differentiate; write a new value with the type "
             f"you mean: {rewrite}, or .astype(...) it",
         )
+
+
+_AUGMENTED = {  # the operator's text -> (in-place method, binary method)
+    "+": ("__iadd__", "__add__"), "-": ("__isub__", "__sub__"), "*": ("__imul__", "__mul__"),
+    "/": ("__itruediv__", "__truediv__"), "//": ("__ifloordiv__", "__floordiv__"), "%": ("__imod__", "__mod__"),
+    "**": ("__ipow__", "__pow__"), "@": ("__imatmul__", "__matmul__"), "|": ("__ior__", "__or__"),
+    "&": ("__iand__", "__and__"), "^": ("__ixor__", "__xor__"), "<<": ("__ilshift__", "__lshift__"),
+    ">>": ("__irshift__", "__rshift__"),
+}
+_CONTAINERS = (list, dict, set)  # their in-place operators are C's: changed in place by writes.updated
+_PLAIN = (list, dict, set, np.ndarray)
+
+
+def check_augmented(target, operator: str, where: str = "", in_place: bool = False) -> None:
+    """Refuse, located at `where`, a `target op= ...` that `target op ...` would get wrong (a user's
+    in-place operator, a subclass rebound, another type changed in place: runtime/augmented.py)."""
+    kind = type(target)
+    special, binary = _AUGMENTED[operator]
+    method = getattr(kind, special, None)
+    if method is None or kind in _PLAIN:
+        return
+    if isinstance(method, types.FunctionType):  # written in Python: a user's __iadd__ (or collections.Counter's)
+        why = f"{kind.__qualname__}.{special} is written in Python, which cpsgrad does not run for x {operator}= y"
+        _refuse_augmented(target, where, why, f"call the method that does the work, or write x = x {operator} y")
+    if not isinstance(target, _CONTAINERS):
+        why = f"a {kind.__name__} changes in place under {operator}=, and cpsgrad changes arrays, lists, dicts, sets"
+        _refuse_augmented(target, where, why, f"write a new value: x = x {operator} y")
+    base = next(b for b in _CONTAINERS if isinstance(target, b))
+    if getattr(kind, binary, None) is not getattr(base, binary, None):
+        why = f"{kind.__qualname__} overrides {binary} but not {special}, and cpsgrad computes x {operator}= y with it"
+        _refuse_augmented(target, where, why, f"write x = x {operator} y if a new value is meant")
+    if not in_place:
+        why = (
+            f"{operator}= changes the {kind.__name__} (a subclass of {base.__name__}) in place, and cpsgrad would "
+            f"bind x to a new plain {base.__name__} here"
+        )
+        rewrite = f"make x a plain {base.__name__} first (x = {base.__name__}(x)) if one will do"
+        _refuse_augmented(target, where, why, rewrite)
+
+
+def _refuse_augmented(target, where: str, why: str, rewrite: str):
+    location, construct = _located(where)
+    raise UnsupportedError(location, f"{construct} (a {type(target).__name__})", f"{why}; {rewrite}")
 
 
 def _located(where: str) -> tuple[SourceLocation | None, str]:

@@ -35,6 +35,7 @@ _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
 _MISSING = object()  # a dict key the write added: restoring removes it
 _Keyed = keyed_writes.KeyedWrite
+_CONTAINERS = (list, dict, set)
 _books = threading.local()  # per thread: what the run written so far (`open_writes`)
 
 
@@ -58,13 +59,7 @@ def keep_final_writes() -> None:
 def close_writes(outer) -> None:
     """End the run: every value written holds what the original left in it, as after Python's run."""
     for target, final in getattr(_books, "final", None) or ():
-        if type(target) is _ndarray:
-            target[...] = final
-        elif type(target) is list:
-            target[:] = final
-        else:
-            target.clear()
-            target.update(final)
+        _fill(target, final)
     objects.close_objects(outer[2])
     _books.written, _books.final = outer[:2]
 
@@ -77,7 +72,7 @@ def _note_written(target) -> None:
 
 
 def _snapshot(target):
-    return target.copy()
+    return target.copy() if type(target) is _ndarray else next(b for b in _CONTAINERS if isinstance(target, b)).copy(target)
 
 
 def written(target, key, value):
@@ -107,20 +102,29 @@ def updated(target, value):
     """`x op= y` into a value the caller shares, as Python runs it: an array changed in place to
     `value` (`x op y`, cast as numpy's in-place operators cast: 'same_kind'); a list (`xs += ys`,
     `xs *= n`), a dict (`d |= m`) or a set given `value`'s contents in place, as their in-place
-    operators do; `x` itself returned. A number (or any other value) is rebound to `value`, as
+    operators do (a subclass of them too: transforms/augmented.py refused it where its operator is
+    not the base's); `x` itself returned. A number (or any other value) is rebound to `value`, as
     Python rebinds it."""
-    kind = type(target)
-    if kind is _ndarray:
+    if type(target) is _ndarray:
         np.copyto(target, value, casting="same_kind")
         return target
-    if kind is list:
-        target[:] = value
-        return target
-    if kind is dict or kind is set:
-        target.clear()
-        target.update(value)
+    if isinstance(target, _CONTAINERS):  # a subclass too, as its C operator does (runtime/augmented.py)
+        _fill(target, value)
         return target
     return value
+
+
+def _fill(target, value) -> None:
+    """Give `target` (an array, or a list, dict or set, a subclass too) `value`'s contents in place,
+    by the base class's own methods (a subclass's overrides are not run, as its C operators run none)."""
+    if type(target) is _ndarray:
+        target[...] = value
+    elif isinstance(target, list):
+        list.__setitem__(target, slice(None), value)
+    else:
+        base = dict if isinstance(target, dict) else set
+        base.clear(target)
+        base.update(target, value)
 
 
 def alias_after_update(alias, target, where: str = "", rewrite: str = ""):
@@ -230,24 +234,18 @@ def alias_adjoint(adjoint, alias, target, to_target: bool):
 def overwritten_update(target):
     """What `updated(target, ...)` is about to overwrite: all of an array, a list, a dict or a
     set (a shallow copy); nothing of a number."""
-    kind = type(target)
-    if kind is _ndarray or kind is list or kind is dict or kind is set:
+    if type(target) is _ndarray:
         _note_written(target)
         return target.copy()
+    if isinstance(target, _CONTAINERS):
+        _note_written(target)
+        return next(base for base in _CONTAINERS if isinstance(target, base)).copy(target)  # a plain copy
     return None
 
 
 def restore_update(target, saved) -> None:
-    if saved is None:
-        return
-    kind = type(target)
-    if kind is _ndarray:
-        target[...] = saved
-    elif kind is list:
-        target[:] = saved
-    else:
-        target.clear()
-        target.update(saved)
+    if saved is not None:
+        _fill(target, saved)
 
 
 def update_adjoint(adjoint, target, value):

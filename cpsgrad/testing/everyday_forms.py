@@ -61,7 +61,9 @@ def _walrus(builder, indent: str, variable) -> list[str]:
     if form == 1:
         builder.note("walrus", "walrus-if")
         name = builder.fresh("a")
-        test = f"({name} := {builder.expression(builder.max_depth - 1)}) {builder.choose(['>', '<'])} {builder.choose(['0.5', '-0.25', '1.5'])}"
+        value = builder.expression(builder.max_depth - 1)  # drawn in this order: value, operator, bound
+        operator = builder.choose(['>', '<'])
+        test = f"({name} := {value}) {operator} {builder.choose(['0.5', '-0.25', '1.5'])}"
         fn.scopes[-1][name] = variable(FLOAT)  # the test always runs: bound after the if
         lines = [f"{indent}if {test}:", *builder.nested(indent + "    ")]
         if builder.forms.room(builder) and builder.chance():
@@ -126,7 +128,8 @@ def _walrus_comprehension(builder, indent: str, variable) -> list[str]:
         fn.scopes.pop()
     if not re.search(rf"\b{bound}\b", body):
         body = f"{bound} * ({body})"
-    clause = f"for {index} in range({builder.draw(st.integers(0, 3))}) if ({bound} := {tested}) > {builder.choose(['-0.5', '0.25'])}"
+    trips = builder.draw(st.integers(0, 3))
+    clause = f"for {index} in range({trips}) if ({bound} := {tested}) > {builder.choose(['-0.5', '0.25'])}"
     fn.scopes[-1][name] = variable(FLOAT)
     if builder.chance():
         return [f"{indent}{name} = sum(({body}) {clause})"]
@@ -193,7 +196,7 @@ def _set_use(builder, indent: str, variable) -> list[str]:
         return [f'{indent}{name} |= {{"c"}}']
     addition = builder.choose(numbers) if numbers else "3"
     return [
-        f"{indent}{builder.choose([f'{name}.add({addition})', f'{name} |= {{{addition}}}', f'{name} = {name} - {{1}}'])}"
+        indent + builder.choose([f"{name}.add({addition})", f"{name} |= {{{addition}}}", f"{name} = {name} - {{1}}"])
     ]
 
 

@@ -1,4 +1,5 @@
-"""The constructs of the starred, exception and everyday waves for the program generator (programs.py).
+"""The constructs of the starred, exception and everyday waves for the program generator
+(cpsgrad/testing/generator/).
 
 Each family is a switch of `programs(...)` and a module of its own: `starred` (starred_forms.py:
 `*args`/`**kwargs` helpers, `h(*xs)`, `h(a, *xs, **kw)`, starred targets and displays),
@@ -6,10 +7,11 @@ Each family is a switch of `programs(...)` and a module of its own: `starred` (s
 `with` over `contextlib.suppress`, `np.errstate` and a module-level manager class), `walrus`,
 `sets` and `effects` (everyday_forms.py: `:=`, sets of ints and strings, `print` and logging
 calls for their effect), `classes` (class_forms.py: module-level plain classes with `__init__`
-and methods, their attributes written and changed in place, bound methods as values). programs.py asks this module for
-the statement kinds that are on
-(`kinds`), hands it a drawn kind (`statement`) and the module-level helpers (`helpers`), and puts
-`Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the module.
+and methods, their attributes written and changed in place, bound methods as values). The
+generator asks this module for the statement kinds that are on (`kinds`, generator/statements.py),
+hands it a drawn kind (`statement`) and the module-level helpers (`helpers`, generator/functions.py),
+and puts `Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the
+module.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def kinds(builder) -> list[str]:
 
 
 def statement(builder, indent: str, kind: str, variable) -> list[str]:
-    """The lines of one statement of `kind` (one of KINDS); `variable` is programs._Variable."""
+    """The lines of one statement of `kind` (one of KINDS); `variable` is generator.grammar.Variable."""
     for module in (starred_forms, exception_forms, everyday_forms, class_forms):
         if kind in module.KINDS:
             return module.statement(builder, indent, kind, variable)

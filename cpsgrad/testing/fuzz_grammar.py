@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from cpsgrad.testing.fuzz_programs import ENTRY, HEADER, FuzzProgram
+from cpsgrad.testing.soaking import pick
 
 # --- the grammar of functions close to what cpsgrad supports ------------------------------------
 
@@ -49,11 +50,11 @@ class _Builder:
         return f"{prefix}{self.serial}"
 
     def choice(self, options):
-        return self.draw(st.sampled_from(options))
+        return pick(self.draw, options)  # not st.sampled_from (soaking.pick)
 
     def chance(self, p: float = 0.5) -> bool:
         # hypothesis favours 0 (and shrinks towards it): 0 is the likelier outcome
-        number = self.draw(st.sampled_from(range(100)))
+        number = self.draw(st.integers(0, 99))
         return number < round(100 * p) if p >= 0.5 else number >= 100 - round(100 * p)
 
     # expressions
@@ -342,10 +343,12 @@ class _Builder:
             ]
         if kind == 33:
             subject = e()
-            cases = self.draw(st.lists(st.sampled_from((
+            patterns = (
                 "0", "1.5", "(p, q)", "[p, *q]", "{'a': p}", "float()", "float(p)", "Box(value=p)", "p if p > 0",
                 "None", "'s'", "_", "p", "0 | 1", "(0 | 1) as p", "np.ndarray()",
-            )), min_size=1, max_size=3))
+            )
+            indices = self.draw(st.lists(st.integers(0, len(patterns) - 1), min_size=1, max_size=3))
+            cases = [patterns[i] for i in indices]
             lines = [f"{pad}match {subject}:"]
             for case in cases:
                 lines += [f"{pad}    case {case}:", *nested(2)]
@@ -376,18 +379,18 @@ class _Builder:
 
 @st.composite
 def _functions(draw, max_statements: int) -> FuzzProgram:
-    builder = _Builder(draw, draw(st.integers(1, max_statements)), draw(st.sampled_from((1.0, 0.97, 0.9))),
-                       draw(st.sampled_from((0.0, 0.01, 0.05))))
+    builder = _Builder(draw, draw(st.integers(1, max_statements)), pick(draw, (1.0, 0.97, 0.9)),
+                       pick(draw, (0.0, 0.01, 0.05)))
     body = builder.block(1, False, ENTRY, size=draw(st.integers(1, 6)))
-    final = draw(st.sampled_from((
+    final = pick(draw, (
         "    return x * 2.0", f"    return {builder.expr(2)}", "    return np.sum(y) + x",
         f"    return float(np.sum({builder.expr(2)}))", "",
-    )))
+    ))
     rare = draw(st.integers(0, 99)) >= 90
-    decorator = draw(st.sampled_from(("", "@ident\n", "@twice\n", "@functools.lru_cache\n"))) if rare else ""
+    decorator = pick(draw, ("", "@ident\n", "@twice\n", "@functools.lru_cache\n")) if rare else ""
     rare = draw(st.integers(0, 99)) >= 90
     signature = (
-        draw(st.sampled_from(("x, y, n=2", "x, y, /, n", "x, y, *, n", "x, y, n, *rest", "x, y, n, **options")))
+        pick(draw, ("x, y, n=2", "x, y, /, n", "x, y, *, n", "x, y, n, *rest", "x, y, n, **options"))
         if rare
         else "x, y, n"
     )
@@ -399,13 +402,13 @@ def _functions(draw, max_statements: int) -> FuzzProgram:
 
 
 def _arguments(draw) -> tuple[tuple, tuple[int, ...]]:
-    x = draw(st.sampled_from((0.7, -1.3, 0.0, 2.5, 1.0)))
-    y = draw(st.sampled_from((
+    x = pick(draw, (0.7, -1.3, 0.0, 2.5, 1.0))
+    y = pick(draw, (
         0.4, -0.6, np.array([0.5, -1.0, 1.5]), np.array([[0.5, 0.25], [-1.0, 2.0]]), np.array(0.5), np.float64(0.3),
         np.array([0.5, -1.0, 1.5], dtype=np.float32),
-    )))
-    n = draw(st.sampled_from((0, 1, 2, 3)))
-    argnums = draw(st.sampled_from(((0,), (0, 1), (1,))))
+    ))
+    n = draw(st.integers(0, 3))
+    argnums = pick(draw, ((0,), (0, 1), (1,)))
     return (x, y, n), argnums
 
 
@@ -445,4 +448,4 @@ def any_functions(hypothesmith_share: float = 0.2) -> st.SearchStrategy[FuzzProg
     if hypothesmith is None or hypothesmith_share <= 0:
         return functions()
     threshold = 100 - round(100 * hypothesmith_share)
-    return st.sampled_from(range(100)).flatmap(lambda k: hypothesmith_functions() if k >= threshold else functions())
+    return st.integers(0, 99).flatmap(lambda k: hypothesmith_functions() if k >= threshold else functions())

@@ -1,4 +1,4 @@
-"""Writes in place for the program generator (`programs(mutation=True)`, programs.py).
+"""Writes in place for the program generator (`programs(mutation=True)`, cpsgrad/testing/generator/).
 
 A statement drawn here makes a buffer the function owns (`b3 = np.zeros(3)`, `w.copy()`, ...)
 or writes into one in one of the forms cpsgrad differentiates: an element, a slice, a mask, an
@@ -25,7 +25,7 @@ LENGTH = 3
 
 def write_statement(builder, indent: str, variable) -> list[str]:
     """One buffer or one write (the caller has checked that vectors exist); `variable` makes a
-    variable of a kind (programs._Variable)."""
+    variable of a kind (generator.grammar.Variable)."""
     builder.variable = variable
     fn = builder.function
     buffers = [b for b in fn.variables(VECTOR) if b in builder.buffers and b not in fn.captured]

@@ -1,11 +1,13 @@
 """What the soak runners of `programs` and `fuzz` share: chunks of work run in this process or
 in a pool of worker processes, each chunk's outcome handed to `collect` as it comes; and draws
-that depend on the seed alone (`reproducible_draws`)."""
+that depend on the seed alone (`reproducible_draws`, `pick`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+from hypothesis import strategies as st
 
 
 def run_chunks(chunk: Callable[[Any], Any], work: Iterable[Any], jobs: int, collect: Callable[[Any], None]) -> None:
@@ -48,3 +50,15 @@ def reproducible_draws() -> bool:
         return False
     providers._get_local_constants = lambda: empty
     return True
+
+
+def pick(draw: Callable[..., Any], options: Sequence[Any]) -> Any:
+    """One of `options`, drawn as its index (the first is the simplest; hypothesis shrinks to it).
+
+    Not `draw(st.sampled_from(options))`: hypothesis labels a sampled_from by the hash of its
+    elements (for functions and bound methods their ids, which move with whatever the process
+    allocated before; for strings their hash, which moves with PYTHONHASHSEED), and its generator
+    mutates a draw by copying choices between spans of one label; so one seed drew other
+    programs in another process, under pytest, or after other draws (tests/test_reproducible.py).
+    An integers draw is labelled by its class alone."""
+    return options[draw(st.integers(0, len(options) - 1))] if len(options) > 1 else options[0]

@@ -1,15 +1,18 @@
 """Compile every CUDA kernel to PTX for one compute capability, without a GPU (NVRTC only).
 
 ``python -m cpsgrad.kernels.cuda.ptx`` (with ``NUMBA_ENABLE_CUDASIM=0``) compiles each kernel
-recorded by ``jit.kernel`` for sm_90 in float32 and float64 and prints one line a kernel; the
-exit status is 1 if any failed. The simulator accepts Python that real CUDA rejects, so this is
-the check that the kernels are valid CUDA.
+recorded by ``jit.kernel`` (those of ``cpsgrad.kernels.standalone``'s modules included) for
+sm_90 in float32 and float64 and prints one line a kernel; the exit status is 1 if any failed.
+The simulator accepts Python that real CUDA rejects, so this is the check that the kernels are
+valid CUDA.
 """
 
 import importlib
 import sys
 import time
 from types import SimpleNamespace
+
+from cpsgrad.kernels import standalone
 
 MODULES = (
     "arrays", "rows", "layout", "elementwise", "binary", "reductions", "linalg", "softmax",
@@ -37,6 +40,8 @@ def compile_all(cc=(9, 0)) -> list[tuple[str, str, str | None]]:
     _pin_device_function_target(cc)
     for module in MODULES:
         importlib.import_module(f"cpsgrad.kernels.cuda.{module}")
+    for op in standalone.names():  # one module an op for both devices: its kernels are built on demand
+        importlib.import_module(f"cpsgrad.kernels.standalone.{op}").cuda_kernels()
     results = []
     for function, template in KERNELS:
         for dtype in DTYPES:

@@ -23,13 +23,27 @@ def compile_with(module: ModuleType, jit) -> SimpleNamespace:
     their compiled versions, so a formula calling another formula of its module calls the
     compiled one (numba resolves a function's globals when it compiles it).
     """
-    namespace = dict(vars(module))
+    functions = [name for name, value in vars(module).items() if _defined_in(value, module)]
+    return compile_each(module, dict.fromkeys(functions, jit))
+
+
+def compile_each(module: ModuleType, decorators: dict, extra: dict | None = None) -> SimpleNamespace:
+    """The functions of ``module`` named in ``decorators``, each compiled with its decorator, over
+    one namespace (the module's, plus ``extra``) in which every one of them is its compiled
+    version: a loop calling a formula calls the compiled formula. An op module of
+    ``cpsgrad.kernels.standalone`` builds its CPU loops and CUDA kernels (``extra`` binding
+    ``cuda``) this way, beside their formulas."""
+    namespace = {**vars(module), **(extra or {})}
     compiled = {}
-    for name, value in vars(module).items():
-        if isinstance(value, FunctionType) and value.__module__ == module.__name__:
-            rebuilt = FunctionType(value.__code__, namespace, name, value.__defaults__, value.__closure__)
-            rebuilt.__qualname__ = value.__qualname__
-            rebuilt.__module__ = value.__module__
-            compiled[name] = jit(rebuilt)
+    for name, jit in decorators.items():
+        value = vars(module)[name]
+        rebuilt = FunctionType(value.__code__, namespace, name, value.__defaults__, value.__closure__)
+        rebuilt.__qualname__ = value.__qualname__
+        rebuilt.__module__ = value.__module__
+        compiled[name] = jit(rebuilt)
     namespace.update(compiled)
     return SimpleNamespace(**compiled)
+
+
+def _defined_in(value, module: ModuleType) -> bool:
+    return isinstance(value, FunctionType) and value.__module__ == module.__name__

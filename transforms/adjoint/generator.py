@@ -183,6 +183,7 @@ _SEQUENCE_BUILDERS = (
     enumerate,
     range,
     runtime.as_sequence,
+    runtime.in_place_operand,  # a list's `+=` operand: a tuple or list, decided when it runs (transforms/augmented.py)
     runtime.appended,
     runtime.removed,
 )

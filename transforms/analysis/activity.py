@@ -12,6 +12,7 @@ import numpy as np
 
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import attributes, exceptions, syntax
+from cpsgrad.transforms.analysis import callee_stores
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 from cpsgrad.transforms.resolve import Resolver
 
@@ -87,7 +88,8 @@ def active_names(definition: cst.FunctionDef, seeds: set[str], resolver: Resolve
                 continue
             active.update(targets)
             changed = True
-        extra = attributes.receivers(found, active, definition, resolver)  # obj.method(x): obj may keep x (transforms/attributes.py)
+        # obj.method(x), f(obj, x): obj may keep x (transforms/attributes.py; what f stores into: callee_stores.py)
+        extra = attributes.receivers(found, active, definition, resolver, callee_stores.stored_arguments)
         if extra:
             active |= extra
             changed = True

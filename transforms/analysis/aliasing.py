@@ -24,10 +24,10 @@ wrong. So the analysis, on the normalized function:
    itself is bound to it again after the write (transforms/analysis/identities.py, then a new analysis);
    a differentiable read of any other stale name is refused, naming the write and the read.
 
-An augmented assignment `x += y` on an array is computed as `x = x + y` (a new array) where no other
-name shares x's array and reads it later and x is not the caller's; where the caller's, or names
-that are x's value itself, see it, as `updated` (in place, as numpy); elsewhere the generated code
-refuses an actual array at run time (`refuse_in_place`). The results go on `Normalized.in_place`.
+An augmented assignment `x += y` on an array is computed as `x = x + y` where no other name shares
+x's array and reads it later and x is not the caller's; where the caller's, or names that are x's
+value itself, see it, as `updated` (in place); elsewhere an actual array is refused at run time
+(`refuse_in_place`). The results go on `Normalized.in_place`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax, writes
+from cpsgrad.transforms import augmented, syntax, writes
 from cpsgrad.transforms.analysis.activity import is_active_value
 from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
 from cpsgrad.transforms.analysis.identities import Identities, identity_source
@@ -57,14 +57,15 @@ def check(
     """Refuse the unsound writes of `normalized`; record which `x op= y` are plain, which parameters
     it writes into, which arguments of its user calls may be written into; rewrite the `x op= y` the
     caller or another name sees as writes, and bind again the names that are a written array
-    itself (transforms/writes.py), analysing the result again. Whether it rewrote."""
+    itself (transforms/writes.py), analysing the result again; then check each `x op= y`'s operand
+    (transforms/augmented.py). Whether it rewrote."""
     rewrote = False
     for round_ in range(_ROUNDS):
         body = normalized.definition.body.body
         updates = _updates(normalized, body, numbers)
         normalized.in_place, normalized.written_parameters, normalized.consumable = {}, (), {}
         if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
-            return rewrote
+            break
         analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
         analysis.callee_writes = callee_writes  # transforms/callee_writes.written_by: what a user callee writes into
         analysis.refreshing = round_ < _ROUNDS - 1  # the last analysis refuses what it would rewrite
@@ -76,8 +77,8 @@ def check(
         if not aliases and not analysis.refreshes:
             if analysis.pending_refusal is not None:
                 analysis.refuse_stale(*analysis.pending_refusal)
-            return rewrote
-    return rewrote
+            break
+    return augmented.guard_operands(normalized, numbers) or rewrote
 
 
 def _calls_with_arrays(statements, user_calls: set[int], numbers: set[str]) -> bool:
