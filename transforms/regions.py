@@ -40,7 +40,7 @@ from cpsgrad.transforms.analysis.activity import assignments
 if TYPE_CHECKING:
     from cpsgrad.transforms.cps import _Context, _Converter, _Liveness
 
-from cpsgrad.transforms.continuations import Block, Branch, Continuation, Jump, Raise, Return
+from cpsgrad.transforms.continuations import Block, Branch, Continuation, ContinuationKind, Jump, Raise, Return
 
 MAX_NESTED_GUARDS = 16  # guards nested in one another (each an `if` deeper) before the rest is a continuation
 
@@ -152,7 +152,7 @@ def _target(c: _Converter, name: str, statements: list, context: _Context):
     if not statements:
         return context.after, context.after_live
     found = c.liveness.block(statements, context.after_live, context.exits) | live(context)
-    continuation = c.continuation(name, found, "join")
+    continuation = c.continuation(name, found, ContinuationKind.JOIN)
     continuation.body = c.block(statements, context)
     return Jump(continuation), set(continuation.parameters) | set(c.invariants)
 
@@ -162,7 +162,7 @@ def _handler(c: _Converter, name: str, error: str, statements: list, context: _C
         c.order.append(error)
         c.locals.add(error)
     found = c.liveness.block(statements, context.after_live, context.exits) | live(context)
-    continuation = Continuation(c.namer.fresh(name), [error, *c.parameters(found - {error})], kind="join")
+    continuation = Continuation(c.namer.fresh(name), [error, *c.parameters(found - {error})], kind=ContinuationKind.JOIN)
     c.continuations.append(continuation)
     continuation.body = c.block(statements, context)
     return continuation

@@ -24,6 +24,7 @@ from cpsgrad.transforms.adjoint.rule_inlining import RuleInlining
 from cpsgrad.transforms.adjoint.tails import Tails
 from cpsgrad.transforms.adjoint.user_calls import UserCalls
 from cpsgrad.transforms.analysis.activity import assignments
+from cpsgrad.transforms.continuations import ContinuationKind
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Return
 from cpsgrad.transforms.resolve import Resolver
 
@@ -121,7 +122,7 @@ class Generator(Versions, Forward, InactiveIf, Tails, Guards, UserCalls, Fusion,
         frame = Frame({p: p for p in continuation.parameters}, set(continuation.parameters))
         frame.unchecked = set(self.maybe_unbound.get(continuation.name, ()))
         defined, _ = self.block(continuation.body, frame, lines)
-        if continuation.kind == "function":
+        if continuation.kind is ContinuationKind.FUNCTION:
             returned = list(self.differentiated)  # in the order argnums asked for
         else:
             returned = [p for p in continuation.parameters if self.is_active_variable(p)]

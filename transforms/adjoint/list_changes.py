@@ -19,6 +19,7 @@ backwards take: any other record defining a version of such a list settles its a
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import libcst as cst
@@ -29,11 +30,19 @@ from cpsgrad.transforms.adjoint.records import Record
 from cpsgrad.transforms.containers import CHANGES, is_list_change
 
 
+class Change(enum.Enum):
+    """Which change: `appended(xs, v)`, `extended(xs, ys)` or `removed(xs, i)` (a pop)."""
+
+    APPEND = "append"
+    EXTEND = "extend"
+    POP = "pop"
+
+
 @dataclass
 class ListChange(Record):
     """`xs_1 = appended(xs, v)` / `removed(xs, i)` changed in place: `xs_1` is `xs`."""
 
-    kind: str = "append"  # or "pop", "extend"
+    kind: Change = Change.APPEND
     container: cst.BaseExpression | None = None
     value: cst.BaseExpression | None = None  # the appended value (append), the added list (extend)
     saved: str = ""  # the (position, element) a pop removed, the length before an extend
@@ -57,18 +66,18 @@ def changed_lists(generator) -> frozenset:
 def forward(generator, statement, variable: str, value: cst.Call, frame, lines: Lines, records: list):
     """The in-place forward of a list change, and its record (made whether or not it is active)."""
     first = len(lines)
-    kind = CHANGES[syntax.dotted_name(value.func)]
+    kind = Change(CHANGES[syntax.dotted_name(value.func)])
     container, operand = (a.value for a in value.args)
     adjoints = {}
-    for atom in (container,) if kind == "pop" else (container, operand):
+    for atom in (container,) if kind is Change.POP else (container, operand):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
         if source is not None:
             adjoints[atom.value] = source
     version = generator.new_version(frame, variable)
     saved = ""
-    if kind == "append":
+    if kind is Change.APPEND:
         lines.append(assign(version, runtime_call("append_in_place", container, operand)))
-    elif kind == "extend":
+    elif kind is Change.EXTEND:
         saved = generator.namer.fresh(naming.list_length(version))
         lines.append(assign(saved, runtime_call("extending", container)))
         lines.append(assign(version, runtime_call("extend_in_place", container, operand)))
@@ -85,7 +94,7 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, lines: 
             location,
             kind=kind,
             container=container,
-            value=None if kind == "pop" else operand,
+            value=None if kind is Change.POP else operand,
             saved=saved,
         )
     )
@@ -95,19 +104,19 @@ def backward(generator, record: ListChange, defined: dict[str, str], lines: Line
     """Undo the change; the appended element's adjoint is the list's last, the list's before the
     change the one after without it (or with a zero where the popped element was)."""
     target = cst.Name(record.target)
-    if record.kind == "append":
+    if record.kind is Change.APPEND:
         lines.append(call_line(runtime_call("unappend", target)))
-    elif record.kind == "extend":
+    elif record.kind is Change.EXTEND:
         lines.append(call_line(runtime_call("unextend", target, cst.Name(record.saved))))
     else:
         lines.append(call_line(runtime_call("unremove", target, cst.Name(record.saved))))
     output = defined.get(generator.adjoint(record.target))
     if output is None:
         return
-    if record.kind in ("append", "extend"):
+    if record.kind is not Change.POP:
         source = record.source(record.value)
         if source is not None:
-            if record.kind == "append":
+            if record.kind is Change.APPEND:
                 added = runtime_call("last_adjoint", cst.Name(output))
             else:
                 added = runtime_call("tail_adjoint", cst.Name(output), cst.Name(record.saved))
@@ -119,9 +128,9 @@ def backward(generator, record: ListChange, defined: dict[str, str], lines: Line
         held = cst.Name(output)
         if others:  # another adjoint is this same value (an alias the generator kept): never change it in place
             held = runtime_call("settled", held)
-        if record.kind == "append":
+        if record.kind is Change.APPEND:
             rest = runtime_call("popped_adjoint", held)
-        elif record.kind == "extend":
+        elif record.kind is Change.EXTEND:
             rest = runtime_call("truncated_adjoint", held, cst.Name(record.saved))
         else:
             rest = runtime_call("reinserted_adjoint", held, cst.Name(record.saved))
