@@ -5,6 +5,8 @@ What `cpsgrad show` prints of the programs made here is rendered by `showing.py`
 from __future__ import annotations
 
 import collections
+import contextlib
+import gc
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -151,9 +153,27 @@ def transform(
         return found
     result = _load(function, argnums, argument_kinds, every_parameter)
     if result is None:
-        result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
+        with _collector_paused():
+            result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     _CACHE.setdefault(_cache_key(function, every_parameter), {})[argnums, argument_kinds, every_parameter] = result
     return result
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while one program is generated: the adjoint pass builds
+    its program as thousands of small libcst nodes, all alive until the module is rendered, and
+    the collections their allocations trigger (each traversing them again) were a third of the
+    demo's first transform. The nodes hold no cycles; what is garbage goes when the generation
+    ends (reference counting), anything cyclic at the next collection after it."""
+    if not gc.isenabled():  # paused already (a nested transform), or off by the user's choice
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _cache_key(function: types.FunctionType, every_parameter: bool):

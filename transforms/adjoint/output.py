@@ -112,6 +112,9 @@ def render(module: cst.Module, provenance: Provenance) -> tuple[str, tuple]:
     return "".join(tokens), tuple(origins)
 
 
+_EXPRESSION: dict[type, bool] = {}  # node type -> whether it is an expression (an ABC check, once a type)
+
+
 class _Marking(CodegenState):
     """Code generation that notes where each registered node's tokens begin. An expression that
     spans lines (the user's parenthesized call, a template's) keeps its continuation lines where
@@ -129,13 +132,17 @@ class _Marking(CodegenState):
         found = self.provenance.get(id(node))
         if found is not None and found[0] is node:
             self.marks.append((len(self.tokens), found[1]))
-        if isinstance(node, cst.BaseExpression):
+        kind = type(node)
+        expression = _EXPRESSION.get(kind)
+        if expression is None:
+            expression = _EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
+        if expression:
             self.expressions += 1
-        elif self.expressions and type(node) is cst.EmptyLine:
+        elif self.expressions and kind is cst.EmptyLine:
             self.blank = node.comment is None and not node.whitespace.value
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.BaseExpression):
+        if _EXPRESSION[type(node)]:
             self.expressions -= 1
 
     def add_indent_tokens(self) -> None:
