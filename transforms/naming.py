@@ -39,6 +39,28 @@ def loop_exit(label: str) -> str:
     return f"after_{label}"
 
 
+def region_name(label: str, role: str) -> str:
+    """A try/with region's continuations and names (regions.py): `try_1_else`, `try_1_except`,
+    `try_1_finally`, `try_1_raised`, `try_1_error_next` (the rest after a deep guard),
+    `try_1_error_caught`."""
+    return f"{label}_{role}"
+
+
+def region_after(label: str) -> str:
+    """`after_try_1`: the rest after a try/with region, its finally body first."""
+    return f"after_{label}"
+
+
+def try_error(number: int) -> str:
+    """`try_1_error`: the exception of a try without a handler (the finally's region)."""
+    return f"try_{number}_error"
+
+
+def try_label(error: str) -> str:
+    """`try_1` of `try_1_error` (the normalized except's), `with_1` of `with_1_error`."""
+    return error.removesuffix("_error")
+
+
 def join(number: int) -> str:
     return f"if_{number}_join"
 
