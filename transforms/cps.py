@@ -272,7 +272,9 @@ class _Converter:
         label = self.call_label()
         live = self.liveness.block(rest, context.after_live, context.exits) | regions.live(context)
         continuation = Continuation(
-            naming.call_continuation(label), [target, *(p for p in self.parameters(live) if p != target)], kind=ContinuationKind.CALL
+            naming.call_continuation(label),
+            [target, *(p for p in self.parameters(live) if p != target)],
+            kind=ContinuationKind.CALL,
         )
         self.continuations.append(continuation)
         tail = Call(statement, target, continuation, label)
@@ -305,7 +307,9 @@ def convert(normalized: Normalized, active: set[str], namer: Namer, user_calls: 
     """Cut `normalized` into continuations (`user_calls`: ids of the statements calling user functions)."""
     converter = _Converter(normalized, active, namer, user_calls)
     continuation_name = namer.fresh(naming.CONTINUATION)
-    function = Continuation(normalized.definition.name.value, list(normalized.parameters), kind=ContinuationKind.FUNCTION)
+    function = Continuation(
+        normalized.definition.name.value, list(normalized.parameters), kind=ContinuationKind.FUNCTION
+    )
     function.body = converter.block(
         list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set())
     )
@@ -394,7 +398,9 @@ def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set
     elif isinstance(tail, Raise):
         lines.append(pad + syntax.code(tail.statement).strip())
     elif isinstance(tail, regions.Guard):
-        regions.render(tail, depth, lines, bound, lambda block, depth, bound: _render_block(block, depth, lines, k, bound))
+        regions.render(
+            tail, depth, lines, bound, lambda block, depth, bound: _render_block(block, depth, lines, k, bound)
+        )
     else:
         lines.append(f"{pad}if {syntax.code(tail.test)}:")
         _render_block(tail.then, depth + 1, lines, k, bound)

@@ -162,7 +162,9 @@ def _handler(c: _Converter, name: str, error: str, statements: list, context: _C
         c.order.append(error)
         c.locals.add(error)
     found = c.liveness.block(statements, context.after_live, context.exits) | live(context)
-    continuation = Continuation(c.namer.fresh(name), [error, *c.parameters(found - {error})], kind=ContinuationKind.JOIN)
+    continuation = Continuation(
+        c.namer.fresh(name), [error, *c.parameters(found - {error})], kind=ContinuationKind.JOIN
+    )
     c.continuations.append(continuation)
     continuation.body = c.block(statements, context)
     return continuation
@@ -187,7 +189,9 @@ def convert(c: _Converter, statement: cst.Try, rest: list, straight: list, conte
     body_after, body_live = _target(c, naming.region_name(label, "else"), orelse, region_context)
     body_context = replace(region_context, after=body_after, after_live=body_live)
     if statement.handlers:
-        handler = _handler(c, naming.region_name(label, "except"), error, list(statement.handlers[0].body.body), region_context)
+        handler = _handler(
+            c, naming.region_name(label, "except"), error, list(statement.handlers[0].body.body), region_context
+        )
         region = Region(handler, error, c.namer.fresh(naming.region_name(error, "caught")), [], region_context)
         region.live = set(handler.parameters[1:]) | live(region_context)
         body_context = replace(body_context, region=region)

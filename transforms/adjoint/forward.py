@@ -97,7 +97,9 @@ class Forward:
         version = self.new_version(frame, variable)
         saved = self.namer.fresh(naming.overwritten(version))
         update = syntax.dotted_name(value.func) == f"{RUNTIME}.updated"
-        saving = runtime_call("overwritten_update", container) if update else runtime_call("overwritten", container, key)
+        saving = (
+            runtime_call("overwritten_update", container) if update else runtime_call("overwritten", container, key)
+        )
         lines.append(assign(saved, saving))
         lines.append(assign(version, value))
         location = self.normalized.location(statement)

@@ -83,7 +83,9 @@ class RuleInlining:
                 continue
             if checked:
                 parameter = step.accumulator[: -len(TEMPLATE_ADJOINT_SUFFIX)]
-                contribution = runtime_call("rule_contribution", contribution, mapping[parameter], label, string(parameter))
+                contribution = runtime_call(
+                    "rule_contribution", contribution, mapping[parameter], label, string(parameter)
+                )
             self.accumulate(accumulators[step.accumulator], contribution, defined, lines)
         if steps and not checked and not numbers_only:
             complex_guard(rule, record, mapping, outputs, start, lines)

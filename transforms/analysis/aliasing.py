@@ -52,7 +52,12 @@ _ROUNDS = 8  # analyses at most: each may bind names to a written array again (t
 
 
 def check(
-    normalized, active: set[str], numbers: set[str], resolver: Resolver, user_calls: set[int] = frozenset(), callee_writes=None
+    normalized,
+    active: set[str],
+    numbers: set[str],
+    resolver: Resolver,
+    user_calls: set[int] = frozenset(),
+    callee_writes=None,
 ) -> bool:
     """Refuse the unsound writes of `normalized`; record which `x op= y` are plain, which parameters
     it writes into, which arguments of its user calls may be written into; rewrite the `x op= y` the
@@ -157,7 +162,9 @@ class _Analysis(Sharing, Identities):
         for (identifier, position), owners in self.chained.items():  # a callee may write into them: so may we
             if self.normalized.consumable[identifier][position]:
                 self.parameters_written |= owners
-        self.normalized.written_parameters = tuple(p for p in self.normalized.parameters if p in self.parameters_written)
+        self.normalized.written_parameters = tuple(
+            p for p in self.normalized.parameters if p in self.parameters_written
+        )
 
     def run_relations(self, body, entry: dict | None = None) -> None:
         """Pass 1: the relations between definitions, until they stop growing."""
@@ -187,7 +194,14 @@ class _Analysis(Sharing, Identities):
 
     def size(self) -> tuple:
         roots = sum(1 for item in self.same.parent if self.same.find(item) == item)
-        return len(self.same.parent), roots, len(self.contains), len(self.shallow), frozenset(self.identity.items()), frozenset(self.loose.items())
+        return (
+            len(self.same.parent),
+            roots,
+            len(self.contains),
+            len(self.shallow),
+            frozenset(self.identity.items()),
+            frozenset(self.loose.items()),
+        )
 
     def block(self, statements, state: dict, loops: list) -> dict | None:
         """Run `statements` from `state`; the state after them, or None where no path continues.
@@ -218,7 +232,9 @@ class _Analysis(Sharing, Identities):
         raised = None
         for between in states:
             raised = _join(raised, between)
-        after = self.block(statement.orelse.body.body, dict(current), loops) if statement.orelse and current else current
+        after = (
+            self.block(statement.orelse.body.body, dict(current), loops) if statement.orelse and current else current
+        )
         for handler in statement.handlers:
             after = _join(after, self.block(handler.body.body, dict(raised), loops) if raised is not None else None)
         if statement.finalbody is None:
@@ -366,7 +382,9 @@ class _Analysis(Sharing, Identities):
             roots = {self.same.find(d) for d in old}
             origins = [origin for d, origin in self.origin_of.items() if self.same.find(d) in roots]
             owned = not origins
-            chained = bool(origins) and all(kind == _PARAMETER for kind, _ in origins) and self.writes_into(call, position)
+            chained = (
+                bool(origins) and all(kind == _PARAMETER for kind, _ in origins) and self.writes_into(call, position)
+            )
             consumable.append(owned or chained)
             if owned or chained:
                 self.mark(state, roots, (id(statement), ("call", position), True), keep=None)
@@ -390,7 +408,8 @@ class _Analysis(Sharing, Identities):
             for definition, marks in state.get(name, ()):
                 for writer, kind, active in marks:
                     if kind == "update":  # an `x op= y` computed as a new array: any later read of the old one differs
-                        if (writer, name) in self.refreshable:  # x's own object or view: x changes in place, name follows
+                        # x's own object or view: x changes in place, name follows
+                        if (writer, name) in self.refreshable:
                             self.update_aliases.setdefault(writer, {})[name] = self.refreshable[(writer, name)]
                         else:
                             self.stale_updates.setdefault(writer, self.shared(name, definition))
