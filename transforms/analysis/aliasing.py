@@ -40,6 +40,7 @@ from cpsgrad.transforms.analysis.activity import is_active_value
 from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
 from cpsgrad.transforms.analysis.identities import Identities, identity_source
 from cpsgrad.transforms.analysis.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
+from cpsgrad.transforms.analysis.write_statements import calls_with_arrays, has_writes, update_statements
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 
@@ -67,9 +68,9 @@ def check(
     rewrote = False
     for round_ in range(_ROUNDS):
         body = normalized.definition.body.body
-        updates = _updates(normalized, body, numbers)
+        updates = update_statements(normalized, body, numbers)
         normalized.in_place, normalized.written_parameters, normalized.consumable = {}, (), {}
-        if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
+        if not updates and not has_writes(body) and not calls_with_arrays(body, user_calls, numbers):
             break
         analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
         analysis.callee_writes = callee_writes  # transforms/callee_writes.written_by: what a user callee writes into
@@ -84,35 +85,6 @@ def check(
                 analysis.refuse_stale(*analysis.pending_refusal)
             break
     return augmented.guard_operands(normalized, numbers) or rewrote
-
-
-def _calls_with_arrays(statements, user_calls: set[int], numbers: set[str]) -> bool:
-    """Whether a user call passes a variable that may hold an array (one it could write into)."""
-    return any(
-        id(statement) in user_calls
-        and any(isinstance(a.value, cst.Name) and a.value.value not in numbers for a in value.args)
-        for statement, value, _ in assignments(statements)
-    )
-
-
-def _has_writes(statements) -> bool:
-    return any(writes.is_write(value) for _, value, _ in assignments(statements))
-
-
-def _updates(normalized, statements, numbers: set[str]) -> set[int]:
-    """The core statements `x = x op y` of a user's `x op= y` where x may be an array."""
-    found = set()
-    for statement, value, targets in assignments(statements):
-        origin = normalized.origins.get(id(statement))
-        if (
-            isinstance(origin, cst.AugAssign)
-            and isinstance(origin.target, cst.Name)
-            and isinstance(value, cst.BinaryOperation)
-            and targets[0] == origin.target.value  # not the `t = x op y` a rewrite into `updated` left
-            and targets[0] not in numbers
-        ):
-            found.add(id(statement))
-    return found
 
 
 class _Analysis(Sharing, Identities):
