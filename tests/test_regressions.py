@@ -306,7 +306,9 @@ def test_a_slice_bound_computed_from_a_differentiable_value_is_refused_with_its_
     with pytest.raises(cpsgrad.UnsupportedError) as raised:
         cpsgrad.grad(cases.slices_a_user_object_by_a_differentiable_bound)(1.0)
     assert raised.value.construct == "slice bound computed from a differentiable value"
-    assert raised.value.location.line == cases.slices_a_user_object_by_a_differentiable_bound.__code__.co_firstlineno + 1
+    assert (
+        raised.value.location.line == cases.slices_a_user_object_by_a_differentiable_bound.__code__.co_firstlineno + 1
+    )
 
 
 def test_an_unused_index_concatenation_passes_the_symbolic_zero():
@@ -320,7 +322,9 @@ def test_std_of_single_values_has_gradient_zero_not_nan():
     # autograd's test suite, test_systematic.py::test_std, benchmarks/peers/)
     assert cpsgrad.grad(cases.std_of_one_value)(3.5) == 0.0
     assert cpsgrad.grad(cases.std_of_one_value)(np.array(0.5)).tolist() == 0.0
-    np.testing.assert_array_equal(cpsgrad.grad(cases.std_of_single_rows)(np.array([[0.5, -1.0, 2.0]])), np.zeros((1, 3)))
+    np.testing.assert_array_equal(
+        cpsgrad.grad(cases.std_of_single_rows)(np.array([[0.5, -1.0, 2.0]])), np.zeros((1, 3))
+    )
     assert not check_grad(cases.std_of_single_rows, np.array([[0.5, -1.0, 2.0]])).skipped
 
 
@@ -347,7 +351,10 @@ def test_a_lambda_in_a_lambdas_default_on_one_line_keeps_its_own_code():
     """Found by the fuzzer (seed 11000): lambdas on one line were matched to their code objects
     by the column of their bodies' first instruction, and a lambda in another's default has the
     earlier body: the outer lambda got the inner's captures (NameError for x)."""
-    assert cpsgrad.value_and_grad(cases.lambda_with_a_lambda_in_its_default, argnums=(0, 1))(1.5, 0.5) == (0.75, (0.5, 1.5))
+    assert cpsgrad.value_and_grad(cases.lambda_with_a_lambda_in_its_default, argnums=(0, 1))(1.5, 0.5) == (
+        0.75,
+        (0.5, 1.5),
+    )
 
 
 def test_a_missing_callee_is_looked_up_before_the_arguments_as_python_does():
@@ -393,7 +400,9 @@ def test_a_slices_bounds_are_read_in_order(monkeypatch):
     assert cpsgrad.value_and_grad(function)(1.5) == (original, 3.0) == (4.5, 3.0)
 
 
-@pytest.mark.parametrize("name", ["undefined_global_before_a_failing_call", "undefined_callee_before_a_failing_argument"])
+@pytest.mark.parametrize(
+    "name", ["undefined_global_before_a_failing_call", "undefined_callee_before_a_failing_argument"]
+)
 def test_an_undefined_global_raises_before_the_operands_right_of_it(name):
     function = getattr(cases, name)
     with pytest.raises(NameError):
@@ -403,7 +412,9 @@ def test_an_undefined_global_raises_before_the_operands_right_of_it(name):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize(("name", "expected"), [("numpy_one_over", (np.inf, -np.inf)), ("numpy_over_python_zero", (np.nan, np.inf))])
+@pytest.mark.parametrize(
+    ("name", "expected"), [("numpy_one_over", (np.inf, -np.inf)), ("numpy_over_python_zero", (np.nan, np.inf))]
+)
 def test_a_numpy_division_by_a_python_zero_divides_as_numpy_in_the_backward_too(name, expected):
     """Found by the fuzzer: the forward divided with numpy's meaning (inf), the backward's
     Python float division by the same zero raised ZeroDivisionError (`quotient` now)."""
@@ -413,7 +424,9 @@ def test_a_numpy_division_by_a_python_zero_divides_as_numpy_in_the_backward_too(
     np.testing.assert_equal(function(0.0), expected[0])
 
 
-@pytest.mark.parametrize("name", ["subscript_of_a_differentiable_dataclass", "subscript_of_a_differentiable_named_tuple"])
+@pytest.mark.parametrize(
+    "name", ["subscript_of_a_differentiable_dataclass", "subscript_of_a_differentiable_named_tuple"]
+)
 def test_a_subscript_of_a_differentiable_object_with_its_own_getitem_is_refused_with_its_location(name):
     """Its __getitem__ ran as an opaque call, then the adjoint was a list's one-hot: a crash for
     a dataclass, a wrong gradient for a NamedTuple (whose len() works)."""

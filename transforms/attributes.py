@@ -98,10 +98,14 @@ def list_method(normalizer, node: cst.Call, out: list) -> cst.BaseExpression | N
     normalizer.emit(out, cst.SimpleStatementLine([cst.Expr(check)]), node)
     if method == "pop":
         current = normalizer.temporary_value(cst.Attribute(cst.Name(name), cst.Name(attribute)), out, node)
-        last = cst.Subscript(current, [cst.SubscriptElement(cst.Index(cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])
+        last = cst.Subscript(
+            current, [cst.SubscriptElement(cst.Index(cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))]
+        )
         popped = normalizer.temporary_value(last, out, node)
         upper = cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
-        rest = normalizer.temporary_value(cst.Subscript(current, [cst.SubscriptElement(cst.Slice(None, upper))]), out, node)
+        rest = normalizer.temporary_value(
+            cst.Subscript(current, [cst.SubscriptElement(cst.Slice(None, upper))]), out, node
+        )
         _emit(normalizer, name, attribute, rest, out, node, augmented=True, method=method)
         return popped
     operand = normalizer.atom(node.args[0].value, out)
@@ -230,7 +234,9 @@ def _operands(node: cst.CSTNode, lists: bool = False, resolver=None) -> list:
         return [node.expression]
     if isinstance(node, cst.Comparison):
         return [node.left, *(c.comparator for c in node.comparisons)]
-    if isinstance(node, cst.Call) and (_numpy_function(node.func, _CONSUMING_CALLS) or _reading_builtin(node, resolver)):
+    if isinstance(node, cst.Call) and (
+        _numpy_function(node.func, _CONSUMING_CALLS) or _reading_builtin(node, resolver)
+    ):
         return [a.value for a in node.args if a.keyword is None]
     return []
 

@@ -9,7 +9,8 @@ value bound to the same name, as `append` and `pop` are:
     xs.reverse()           ->  xs = cpsgrad_runtime.reversed_list(xs)
 
 The call's value is None. Each new list costs O(length), as the method would; `extend`, like
-`append` and `pop`, runs in place in the derivative program (transforms/adjoint/list_changes.py). The rules are in cpsgrad/rules/containers.py.
+`append` and `pop`, runs in place in the derivative program (transforms/adjoint/list_changes.py).
+The rules are in cpsgrad/rules/containers.py.
 """
 
 from __future__ import annotations

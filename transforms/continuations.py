@@ -3,6 +3,7 @@ straight-line core statements, each ending in one tail, and the continuations th
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import libcst as cst
@@ -53,12 +54,23 @@ class Block:
     tail: Jump | Return | Raise | Branch | Call
 
 
+class ContinuationKind(enum.Enum):
+    """What a continuation is: the join after a branch, a loop's head or exit, the rest after a
+    call of a user function, or the function itself."""
+
+    JOIN = "join"
+    LOOP = "loop"
+    EXIT = "exit"
+    CALL = "call"
+    FUNCTION = "function"
+
+
 @dataclass(eq=False)
 class Continuation:
     name: str
     parameters: list[str]
     body: Block | None = None
-    kind: str = "join"  # "join" | "loop" | "exit" | "call" | "function"
+    kind: ContinuationKind = ContinuationKind.JOIN
 
 
-__all__ = ["Block", "Branch", "Call", "Continuation", "Jump", "Raise", "Return"]
+__all__ = ["Block", "Branch", "Call", "Continuation", "ContinuationKind", "Jump", "Raise", "Return"]

@@ -20,7 +20,7 @@ import libcst as cst
 from cpsgrad.transforms import attributes, naming, regions, syntax, writes
 from cpsgrad.transforms.analysis.activity import assignments
 from cpsgrad.transforms.containers import is_list_change
-from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, Jump, Raise, Return
+from cpsgrad.transforms.continuations import Block, Branch, Call, Continuation, ContinuationKind, Jump, Raise, Return
 from cpsgrad.transforms.naming import Namer
 from cpsgrad.transforms.normalize import Normalized
 
@@ -162,7 +162,7 @@ class _Converter:
     def parameters(self, live: set[str]) -> list[str]:
         return [n for n in self.order if n in live and n not in self.invariants]
 
-    def continuation(self, name: str, live: set[str], kind: str) -> Continuation:
+    def continuation(self, name: str, live: set[str], kind: ContinuationKind) -> Continuation:
         continuation = Continuation(self.namer.fresh(name), self.parameters(live), kind=kind)
         self.continuations.append(continuation)
         return continuation
@@ -225,7 +225,7 @@ class _Converter:
             orelse = orelse + rest if _falls_through(orelse) else orelse
         elif rest and _falls_through(then) and _falls_through(orelse):
             self.joins += 1
-            join = self.continuation(naming.join(self.joins), join_live, "join")
+            join = self.continuation(naming.join(self.joins), join_live, ContinuationKind.JOIN)
             inner = replace(context, after=Jump(join), after_live=set(join.parameters) | set(self.invariants))
         elif rest:
             then = then + rest if _falls_through(then) else then
@@ -239,13 +239,13 @@ class _Converter:
         label = self.normalized.loop_labels[id(statement)]
         after_live = self.liveness.block(rest, context.after_live, context.exits) | regions.live(context)
         head_live = self.liveness.statement(statement, after_live, context.exits) | regions.live(context)
-        head = self.continuation(label, head_live, "loop")
+        head = self.continuation(label, head_live, ContinuationKind.LOOP)
         exit_to: Jump | Return = context.after
         exit_continuation = None
         if rest and _is_return(rest) and context.region is None:
             exit_to = Return(_small(rest[0]).value, rest[0])
         elif rest:
-            exit_continuation = self.continuation(naming.loop_exit(label), after_live, "exit")
+            exit_continuation = self.continuation(naming.loop_exit(label), after_live, ContinuationKind.EXIT)
             exit_to = Jump(exit_continuation)
         loop_context = _Context(
             Jump(head), set(head.parameters) | set(self.invariants), (after_live, head_live), exit_to, Jump(head)
@@ -272,7 +272,9 @@ class _Converter:
         label = self.call_label()
         live = self.liveness.block(rest, context.after_live, context.exits) | regions.live(context)
         continuation = Continuation(
-            naming.call_continuation(label), [target, *(p for p in self.parameters(live) if p != target)], kind="call"
+            naming.call_continuation(label),
+            [target, *(p for p in self.parameters(live) if p != target)],
+            kind=ContinuationKind.CALL,
         )
         self.continuations.append(continuation)
         tail = Call(statement, target, continuation, label)
@@ -305,7 +307,9 @@ def convert(normalized: Normalized, active: set[str], namer: Namer, user_calls: 
     """Cut `normalized` into continuations (`user_calls`: ids of the statements calling user functions)."""
     converter = _Converter(normalized, active, namer, user_calls)
     continuation_name = namer.fresh(naming.CONTINUATION)
-    function = Continuation(normalized.definition.name.value, list(normalized.parameters), kind="function")
+    function = Continuation(
+        normalized.definition.name.value, list(normalized.parameters), kind=ContinuationKind.FUNCTION
+    )
     function.body = converter.block(
         list(normalized.definition.body.body), _Context(Return(cst.Name("None"), normalized.definition), set())
     )
@@ -394,7 +398,9 @@ def _render_block(block: Block, depth: int, lines: list[str], k: str, bound: set
     elif isinstance(tail, Raise):
         lines.append(pad + syntax.code(tail.statement).strip())
     elif isinstance(tail, regions.Guard):
-        regions.render(tail, depth, lines, bound, lambda block, depth, bound: _render_block(block, depth, lines, k, bound))
+        regions.render(
+            tail, depth, lines, bound, lambda block, depth, bound: _render_block(block, depth, lines, k, bound)
+        )
     else:
         lines.append(f"{pad}if {syntax.code(tail.test)}:")
         _render_block(tail.then, depth + 1, lines, k, bound)

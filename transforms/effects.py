@@ -30,8 +30,8 @@ from cpsgrad.runtime.effects import keeps as _keeps
 from cpsgrad.transforms import calls, syntax, walk
 
 
-def effect_line(generator, statement, original: cst.Call, value: cst.Call, frame) -> str | None:
-    """The forward line of `value` (a renamed call for its effect with a differentiable
+def effect_line(generator, statement, original: cst.Call, value: cst.Call, frame) -> cst.Call | None:
+    """The forward call of `value` (a renamed call for its effect with a differentiable
     operand), or None to keep it as it is; raises where it is refused."""
     resolver = generator.resolver
     label = syntax.code(original.func)
@@ -73,7 +73,7 @@ def effect_line(generator, statement, original: cst.Call, value: cst.Call, frame
         for a in value.args
     ]
     func = _observed(value.func) if checked else value.func
-    return syntax.code(value.with_changes(func=func, args=arguments)).strip()
+    return value.with_changes(func=func, args=arguments)
 
 
 def _refuse_keepers(generator, statement, callee: cst.BaseExpression, label: str, construct: str) -> bool:

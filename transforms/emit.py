@@ -12,7 +12,10 @@ import linecache
 import types
 import weakref
 
+import libcst as cst
+
 from cpsgrad import runtime
+from cpsgrad.transforms.adjoint import output
 
 RUNTIME_NAME = "cpsgrad_runtime"
 
@@ -25,6 +28,13 @@ def free_variables(function: types.FunctionType, captured: tuple[str, ...]) -> t
 
 def wrapper_parameters(free: tuple[str, ...], helpers: dict) -> list[str]:
     return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME), *free]
+
+
+def render(header: list, wrapper: cst.FunctionDef, provenance) -> tuple[str, tuple]:
+    """A program's whole text, rendered once: the `header` comment lines, then the `wrapper`
+    function (the derivative program inside), with the origin of each of its lines
+    (transforms/adjoint/output.py, `render`)."""
+    return output.render(cst.Module([wrapper], header=header), provenance)
 
 
 def compile_module(text: str, filename: str) -> types.CodeType:

@@ -109,7 +109,9 @@ class Fence(cst.CSTVisitor):
                 self._check_targets(element.value, loop)
         elif isinstance(target, cst.Subscript):
             if loop:
-                self.reject(target, "loop target that writes into an element", "loop over a name and assign in the body")
+                self.reject(
+                    target, "loop target that writes into an element", "loop over a name and assign in the body"
+                )
             # x[key] = v: a write in place (transforms/writes.py, checked by transforms/analysis/aliasing.py)
         elif isinstance(target, cst.Attribute):  # obj.attr = v: transforms/attributes.py
             if loop:

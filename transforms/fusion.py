@@ -62,6 +62,7 @@ class Softmax:
     logits: cst.Name
     axis: str | None
     picked: object = None
+    axis_node: cst.BaseExpression | None = None  # the axis as written (None: every axis)
 
 
 @dataclass
@@ -126,7 +127,9 @@ def _softmax(divide, by_target: dict, private) -> Softmax | None:
     if shifted is not None:
         logits, shift_members = shifted
         members = shift_members + members
-    return Softmax(members, divide, logits, None if axis == _EVERYTHING else axis[0])
+    if axis == _EVERYTHING:
+        return Softmax(members, divide, logits, None)
+    return Softmax(members, divide, logits, axis[0], axis_node=total.bound["axis"])
 
 
 def _summed_exponentials(name: str | None, by_target: dict) -> tuple | None:
@@ -154,7 +157,7 @@ def _picked_log(group: Softmax, records: list, private) -> Softmax | None:
             if _is(log, _LOG) and _name(log.bound.get("x")) == picked.target:
                 members = [*group.members, picked, log]
                 if private(probabilities, members) and private(picked.target, members):
-                    return Softmax(members, log, group.logits, group.axis, picked)
+                    return Softmax(members, log, group.logits, group.axis, picked, group.axis_node)
     return None
 
 

@@ -188,7 +188,8 @@ class _Fold(Preserving):
                 "yield used as a value"
                 if isinstance(inner, cst.Yield) and not isinstance(inner.value, cst.From)
                 else "yield from used as a value",
-                "a for loop sends nothing into a generator and ignores what yield from returns; write `yield v` as a statement",
+                "a for loop sends nothing into a generator and ignores what yield from returns; "
+                "write `yield v` as a statement",
             )
         return None
 

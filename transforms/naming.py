@@ -39,6 +39,28 @@ def loop_exit(label: str) -> str:
     return f"after_{label}"
 
 
+def region_name(label: str, role: str) -> str:
+    """A try/with region's continuations and names (regions.py): `try_1_else`, `try_1_except`,
+    `try_1_finally`, `try_1_raised`, `try_1_error_next` (the rest after a deep guard),
+    `try_1_error_caught`."""
+    return f"{label}_{role}"
+
+
+def region_after(label: str) -> str:
+    """`after_try_1`: the rest after a try/with region, its finally body first."""
+    return f"after_{label}"
+
+
+def try_error(number: int) -> str:
+    """`try_1_error`: the exception of a try without a handler (the finally's region)."""
+    return f"try_{number}_error"
+
+
+def try_label(error: str) -> str:
+    """`try_1` of `try_1_error` (the normalized except's), `with_1` of `with_1_error`."""
+    return error.removesuffix("_error")
+
+
 def join(number: int) -> str:
     return f"if_{number}_join"
 
@@ -93,6 +115,21 @@ def backward_local(target: str, name: str) -> str:
 def overwritten(target: str) -> str:
     """`x_1_overwritten`: what the write making version `x_1` overwrote, restored in its backward."""
     return f"{target}_overwritten"
+
+
+def list_length(target: str) -> str:
+    """`xs_1_length`: a list's length before the extend making version `xs_1`."""
+    return f"{target}_length"
+
+
+def list_popped(target: str) -> str:
+    """`xs_1_popped`: the (position, element) the pop making version `xs_1` removed."""
+    return f"{target}_popped"
+
+
+def call_entered(label: str) -> str:
+    """`call_1_k_entered`: whether the callee of a guarded call entered its continuation."""
+    return f"{call_adapter(label)}_entered"
 
 
 def rule_global(name: str) -> str:

@@ -5,6 +5,8 @@ What `cpsgrad show` prints of the programs made here is rendered by `showing.py`
 from __future__ import annotations
 
 import collections
+import contextlib
+import gc
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -152,9 +154,27 @@ def transform(
         return found
     result = _load(function, argnums, argument_kinds, every_parameter)
     if result is None:
-        result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
+        with _collector_paused():
+            result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     _CACHE.setdefault(_cache_key(function, every_parameter), {})[argnums, argument_kinds, every_parameter] = result
     return result
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while one program is generated: the adjoint pass builds
+    its program as thousands of small libcst nodes, all alive until the module is rendered, and
+    the collections their allocations trigger (each traversing them again) were a third of the
+    demo's first transform. The nodes hold no cycles; what is garbage goes when the generation
+    ends (reference counting), anything cyclic at the next collection after it."""
+    if not gc.isenabled():  # paused already (a nested transform), or off by the user's choice
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _cache_key(function: types.FunctionType, every_parameter: bool):
@@ -280,29 +300,25 @@ def _run(
     )
     generator.namespace.update(front.normalized.definitions)
     generator.namespace.update(front.resolver.extra)  # the written-argument variants the calls name
-    body = generator.generate()
+    entry_function = generator.generate()
     entry = naming.cps_function(program.function.name)
     wrapper = naming.program_wrapper(program.function.name)
     free = emit.free_variables(read.function, read.captured)
     parameters = emit.wrapper_parameters(free, generator.namespace)
-    indented = "".join(("    " + line if line.strip() else line) for line in body.splitlines(keepends=True))
     # a program that only other programs call (`every_parameter`) is shown after one with the legend;
     # programs with call sites come after a function's program only through its calls and nested defs
     legend = "" if every_parameter else _legend(bool(front.sites or front.normalized.definitions))
     kinds_of = dict(zip(front.normalized.parameters, argument_kinds, strict=True))
-    final = (
-        legend
-        + _header(read, front.differentiated, kinds_of, front.sites, sorted(front.resolver.assumed))
-        + f"def {wrapper}({', '.join(parameters)}):\n"
-        + indented
-        + f"    return {entry}\n"
+    header = legend + _header(read, front.differentiated, kinds_of, front.sites, sorted(front.resolver.assumed))
+    wrapper_body = [entry_function, cst.SimpleStatementLine([cst.Return(cst.Name(entry))])]
+    wrapper_function = cst.FunctionDef(
+        cst.Name(wrapper), cst.Parameters([cst.Param(cst.Name(p)) for p in parameters]), cst.IndentedBlock(wrapper_body)
     )
+    # the program's text, rendered once, and where each of its lines came from (for debug_nans, show)
+    final, origins = emit.render(_comments(header), wrapper_function, generator.provenance)
     filename = f"<cpsgrad {read.function.__qualname__} {read.filename}:{read.first_line}>"
     module = emit.compile_module(final, filename)
     compiled = emit.compile_program(final, filename, wrapper, entry, read.function, generator.namespace, free, module)
-    # where each line came from, for debug_nans: the header and the wrapper's def, the body, its return
-    before = final.count("\n") - body.count("\n") - 1
-    origins = ((None, "forward"),) * before + tuple(generator.origins) + ((None, "forward"),)
     nonfinite.register(compiled, wrapper, filename, final, origins)
     stages = _Stages(final, normalize=lambda: syntax.code(front.normalized.definition), cps=lambda: cps.render(program))
     assumed = tuple(sorted(front.resolver.assumed))
@@ -403,6 +419,11 @@ def _header(
     for site in sites:
         text += f"# {site.label}: {site.callee_code}(...) at {site.location}\n"
     return text
+
+
+def _comments(text: str) -> list[cst.EmptyLine]:
+    """Comment lines (and blank ones) as a module's header."""
+    return [cst.EmptyLine(comment=cst.Comment(line)) if line else cst.EmptyLine() for line in text.splitlines()]
 
 
 def _assigned(normalized: normalize.Normalized) -> set[str]:

@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
-from cpsgrad.transforms import syntax, walk
+from cpsgrad.transforms import naming, syntax, walk
 from cpsgrad.transforms.analysis.activity import assignments
 
 if TYPE_CHECKING:
     from cpsgrad.transforms.cps import _Context, _Converter, _Liveness
 
-from cpsgrad.transforms.continuations import Block, Branch, Continuation, Jump, Raise, Return
+from cpsgrad.transforms.continuations import Block, Branch, Continuation, ContinuationKind, Jump, Raise, Return
 
 MAX_NESTED_GUARDS = 16  # guards nested in one another (each an `if` deeper) before the rest is a continuation
 
@@ -119,7 +119,7 @@ def hook(c: _Converter, statement, rest: list, straight: list, context: _Context
         depth = getattr(c, "guard_depth", 0)
         if depth >= MAX_NESTED_GUARDS and rest:  # the rest as a continuation: indentation stays bounded
             c.guard_depth = 0
-            ok = Block([], _target(c, f"{region.error}_next", rest, context)[0])
+            ok = Block([], _target(c, naming.region_name(region.error, "next"), rest, context)[0])
         else:
             c.guard_depth = depth + 1
             ok = c.block(rest, context)
@@ -152,7 +152,7 @@ def _target(c: _Converter, name: str, statements: list, context: _Context):
     if not statements:
         return context.after, context.after_live
     found = c.liveness.block(statements, context.after_live, context.exits) | live(context)
-    continuation = c.continuation(name, found, "join")
+    continuation = c.continuation(name, found, ContinuationKind.JOIN)
     continuation.body = c.block(statements, context)
     return Jump(continuation), set(continuation.parameters) | set(c.invariants)
 
@@ -162,7 +162,9 @@ def _handler(c: _Converter, name: str, error: str, statements: list, context: _C
         c.order.append(error)
         c.locals.add(error)
     found = c.liveness.block(statements, context.after_live, context.exits) | live(context)
-    continuation = Continuation(c.namer.fresh(name), [error, *c.parameters(found - {error})], kind="join")
+    continuation = Continuation(
+        c.namer.fresh(name), [error, *c.parameters(found - {error})], kind=ContinuationKind.JOIN
+    )
     c.continuations.append(continuation)
     continuation.body = c.block(statements, context)
     return continuation
@@ -170,25 +172,27 @@ def _handler(c: _Converter, name: str, error: str, statements: list, context: _C
 
 def convert(c: _Converter, statement: cst.Try, rest: list, straight: list, context: _Context) -> Block:
     c.tries = getattr(c, "tries", 0) + 1
-    error = statement.handlers[0].name.name.value if statement.handlers else f"try_{c.tries}_error"
-    label = error.removesuffix("_error")  # try_1 (the normalized except's try_1_error), with_1
+    error = statement.handlers[0].name.name.value if statement.handlers else naming.try_error(c.tries)
+    label = naming.try_label(error)
     final = list(statement.finalbody.body.body) if statement.finalbody is not None else []
     orelse = list(statement.orelse.body.body) if statement.orelse is not None else []
-    after, after_live = _target(c, f"after_{label}", final + rest, context)
+    after, after_live = _target(c, naming.region_after(label), final + rest, context)
     region_context = replace(context, after=after, after_live=after_live)
     if final:  # the finally region: its handler runs the finally body, then re-raises
-        raised = c.namer.fresh(f"{label}_raised")
+        raised = c.namer.fresh(naming.region_name(label, "raised"))
         reraise = cst.SimpleStatementLine([cst.Raise(cst.Name(raised))])
         c.normalized.origins[id(reraise)] = c.normalized.origins.get(id(statement), statement)
-        handler = _handler(c, f"{label}_finally", raised, [*final, reraise], context)
-        region = Region(handler, raised, c.namer.fresh(f"{raised}_caught"), final, context)
+        handler = _handler(c, naming.region_name(label, "finally"), raised, [*final, reraise], context)
+        region = Region(handler, raised, c.namer.fresh(naming.region_name(raised, "caught")), final, context)
         region.live = set(handler.parameters[1:]) | live(context)
         region_context = replace(region_context, region=region)
-    body_after, body_live = _target(c, f"{label}_else", orelse, region_context)
+    body_after, body_live = _target(c, naming.region_name(label, "else"), orelse, region_context)
     body_context = replace(region_context, after=body_after, after_live=body_live)
     if statement.handlers:
-        handler = _handler(c, f"{label}_except", error, list(statement.handlers[0].body.body), region_context)
-        region = Region(handler, error, c.namer.fresh(f"{error}_caught"), [], region_context)
+        handler = _handler(
+            c, naming.region_name(label, "except"), error, list(statement.handlers[0].body.body), region_context
+        )
+        region = Region(handler, error, c.namer.fresh(naming.region_name(error, "caught")), [], region_context)
         region.live = set(handler.parameters[1:]) | live(region_context)
         body_context = replace(body_context, region=region)
     body = c.block(list(statement.body.body), body_context)

@@ -84,10 +84,19 @@ class Resolver:
 def _bound_method(value) -> bool:
     if type(value) is types.MethodType:
         return True
-    return type(value) is types.BuiltinMethodType and value.__self__ is not None and not isinstance(value.__self__, types.ModuleType)
+    return (
+        type(value) is types.BuiltinMethodType
+        and value.__self__ is not None
+        and not isinstance(value.__self__, types.ModuleType)
+    )
 
 
-def binding_guard(function: types.FunctionType, bindings: dict[str, object], checks: tuple[str, ...] | list[str] = (), values: dict | None = None):
+def binding_guard(
+    function: types.FunctionType,
+    bindings: dict[str, object],
+    checks: tuple[str, ...] | list[str] = (),
+    values: dict | None = None,
+):
     """A function of no arguments saying whether each dotted name in `bindings` still names
     the object it named (looked up as `function` would: its closure, its globals, builtins), and
     each expression of `checks` (over the names in `values`, and `G`, the globals) is true; None
@@ -113,6 +122,10 @@ def binding_guard(function: types.FunctionType, bindings: dict[str, object], che
         # a method bound to an object (`scipy.stats.norm.logpdf`) is a new object at each read:
         # equal (the same instance and function) is the same
         checks.append(f"{expression} {'==' if _bound_method(value) else 'is'} v{index}")
-    text = "def holds():\n    try:\n        return " + " and ".join(checks) + "\n    except ValueError:  # an empty cell\n        return False\n"
+    text = (
+        "def holds():\n    try:\n        return "
+        + " and ".join(checks)
+        + "\n    except ValueError:  # an empty cell\n        return False\n"
+    )
     exec(compile(text, f"<cpsgrad binding guard of {function.__qualname__}>", "exec"), namespace)  # noqa: S102
     return namespace["holds"]

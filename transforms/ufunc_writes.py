@@ -90,7 +90,9 @@ def _bind(normalizer, node: cst.Call, arguments, parameters: tuple, label: str) 
             )
         if argument.keyword is None:
             if position >= len(parameters):
-                normalizer.reject(node, f"call {label} with too many arguments", f"{label} takes {', '.join(parameters)}")
+                normalizer.reject(
+                    node, f"call {label} with too many arguments", f"{label} takes {', '.join(parameters)}"
+                )
             name = parameters[position]
         else:
             name = argument.keyword.value
@@ -120,7 +122,9 @@ def _emit(normalizer, node, bound, parameters, key, key_parameters, value_parame
     atoms = {name: normalizer.atom(node.args[position].value, out) for name, position in order}
     target = atoms[parameters[0]]
     key_arguments = [cst.Arg(p) for p in prefix]
-    key_arguments += [cst.Arg(atoms[name], keyword=cst.Name(name), equal=_EQUAL) for name in key_parameters if name in atoms]
+    key_arguments += [
+        cst.Arg(atoms[name], keyword=cst.Name(name), equal=_EQUAL) for name in key_parameters if name in atoms
+    ]
     key_arguments += [cst.Arg(atoms[name], keyword=cst.Name("factors"), equal=_EQUAL) for name in extra]
     if value_parameter not in atoms:
         normalizer.reject(node, f"call {syntax.code(node.func)} without its value", "pass the value to write")

@@ -132,7 +132,11 @@ def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression |
     array in place are refused with the rewrite; None for any other call."""
     callee = node.func
     keywords = [a.keyword.value for a in node.args if a.keyword is not None]
-    if isinstance(callee, cst.Attribute) and _local(normalizer, callee.value) and not normalizer.resolver.resolve(callee):
+    if (
+        isinstance(callee, cst.Attribute)
+        and _local(normalizer, callee.value)
+        and not normalizer.resolver.resolve(callee)
+    ):
         target, method = callee.value.value, callee.attr.value
         if method == "fill" and len(node.args) == 1 and not keywords:
             value = normalizer.atom(node.args[0].value, out)
@@ -173,7 +177,9 @@ def in_place_call(normalizer, node: cst.Call, out: list) -> cst.BaseExpression |
         target = written[0].value.value
         rest = [a for a in node.args if a is not written[0]]
         result = normalizer.temporary_value(normalizer.call(node.with_changes(args=rest), out), out, node)
-        call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("copied_into")), [cst.Arg(cst.Name(target)), cst.Arg(result)])
+        call = cst.Call(
+            cst.Attribute(cst.Name(RUNTIME), cst.Name("copied_into")), [cst.Arg(cst.Name(target)), cst.Arg(result)]
+        )
         normalizer.emit(out, syntax.assign(target, call), node)
         return cst.Name(target)
     return None
@@ -243,7 +249,10 @@ class _Rebinds(rewriting.Rewriter):
             for name, how in sorted(self.names.get(id(before), {}).items(), key=lambda item: item[0]):
                 target = cst.Name(statement.body[0].targets[0].target.value)
                 where = cst.SimpleString(
-                    repr(f"{self.normalized.location(before)}: {syntax.code(self.normalized.origins[id(before)]).strip()}")
+                    repr(
+                        f"{self.normalized.location(before)}: "
+                        f"{syntax.code(self.normalized.origins[id(before)]).strip()}"
+                    )
                 )
                 if how == "copy":
                     new = [syntax.assign(name, target)]
@@ -294,7 +303,8 @@ class _Updates(rewriting.Rewriter):
             computed = syntax.assign(temporary, small.value)
             name = small.targets[0].target.value
             call = cst.Call(
-                cst.Attribute(cst.Name(RUNTIME), cst.Name("updated")), [cst.Arg(cst.Name(name)), cst.Arg(cst.Name(temporary))]
+                cst.Attribute(cst.Name(RUNTIME), cst.Name("updated")),
+                [cst.Arg(cst.Name(name)), cst.Arg(cst.Name(temporary))],
             )
             written = syntax.assign(name, call)
             new = [computed, written]
@@ -304,9 +314,15 @@ class _Updates(rewriting.Rewriter):
                 operator = syntax.code(origin.operator).strip()[:-1]
                 rewrite = f"{name} = {name} {operator} {syntax.code(origin.value)}"
                 for alias in aliases:
-                    arguments = [cst.Name(alias), cst.Name(name), cst.SimpleString(repr(where)), cst.SimpleString(repr(rewrite))]
+                    arguments = [
+                        cst.Name(alias),
+                        cst.Name(name),
+                        cst.SimpleString(repr(where)),
+                        cst.SimpleString(repr(rewrite)),
+                    ]
                     call = cst.Call(
-                        cst.Attribute(cst.Name(RUNTIME), cst.Name("alias_after_update")), [cst.Arg(a) for a in arguments]
+                        cst.Attribute(cst.Name(RUNTIME), cst.Name("alias_after_update")),
+                        [cst.Arg(a) for a in arguments],
                     )
                     new.append(syntax.assign(alias, call))
             for statement_ in new:

@@ -78,7 +78,8 @@ def _require_array(target, label: str) -> None:
         raise UnsupportedError(
             None,
             f"{label} into a {kind}",
-            f"cpsgrad differentiates it into a numpy array (np.ndarray itself, not a subclass); convert first: {convert}",
+            "cpsgrad differentiates it into a numpy array (np.ndarray itself, not a subclass); "
+            f"convert first: {convert}",
         )
 
 

@@ -72,7 +72,11 @@ def _note_written(target) -> None:
 
 
 def _snapshot(target):
-    return target.copy() if type(target) is _ndarray else next(b for b in _CONTAINERS if isinstance(target, b)).copy(target)
+    return (
+        target.copy()
+        if type(target) is _ndarray
+        else next(b for b in _CONTAINERS if isinstance(target, b)).copy(target)
+    )
 
 
 def written(target, key, value):
@@ -394,7 +398,9 @@ def refusing_shared(program, written: tuple[int, ...], location, label: str):
     (`h(a, a)`, a view of one passed beside it): that argument would see the write."""
     count = program.__code__.co_argcount - 1  # the parameters, then the continuation
     names = ", ".join(f"a{i}" for i in range(count))
-    text = f"def checked({names}, k):\n    check(({names}{',' if count == 1 else ''}))\n    return program({names}, k)\n"
+    text = (
+        f"def checked({names}, k):\n    check(({names}{',' if count == 1 else ''}))\n    return program({names}, k)\n"
+    )
 
     def check(arguments: tuple) -> None:
         shared = _shared_pair(arguments, written)
@@ -402,7 +408,8 @@ def refusing_shared(program, written: tuple[int, ...], location, label: str):
             raise UnsupportedError(
                 location,
                 f"call of {label}",
-                f"the array of parameter {shared[0] + 1} is written into and is also passed as argument {shared[1] + 1} "
+                f"the array of parameter {shared[0] + 1} is written into and is also passed as argument "
+                f"{shared[1] + 1} "
                 "(or shares memory with it), which would see the write; pass a copy (.copy())",
             )
 

@@ -93,7 +93,9 @@ def main(argv=None) -> int:
         theta = {name: theta[name] - arguments.lr * grads[name] for name in theta}
     elapsed = time.perf_counter() - start
     final, _ = gradient(theta, observed, dt)
-    print(f"loss {first:.5f} -> {final:.5f} in {arguments.steps} steps ({1e3 * elapsed / arguments.steps:.2f} ms a step)")
+    print(
+        f"loss {first:.5f} -> {final:.5f} in {arguments.steps} steps ({1e3 * elapsed / arguments.steps:.2f} ms a step)"
+    )
     print(f"k = {theta['k']:.3f} (true {truth['k']}), c = {theta['c']:.3f} (true {truth['c']})")
     return 0 if final < first else 1
 

@@ -11,7 +11,8 @@ One job a module: generator.py (programs, continuations, blocks), frames.py (ver
 (forward statements and their records), records.py (the typed backward records), inactive.py
 (inactive ifs), tails.py (returns, jumps, branches), user_calls.py (calls of user functions),
 fused.py (fusion), backward.py (each record's backward), rule_inlining.py (rules' templates),
-accumulation.py (adding into adjoints), output.py (the lines and their provenance).
+accumulation.py (adding into adjoints), output.py (the statement tree: builders, provenance,
+rendering once).
 """
 
 from cpsgrad.transforms.adjoint.generator import Generator

@@ -10,11 +10,19 @@ import numpy as np
 from cpsgrad import runtime
 from cpsgrad.rules.registry import TABLE
 from cpsgrad.transforms import attributes, calls, naming, syntax
-from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
+from cpsgrad.transforms.adjoint.output import (
+    RUNTIME,
+    Lines,
+    assign,
+    call_line,
+    parenthesized_tuple,
+    runtime_call,
+    string,
+)
 from cpsgrad.transforms.adjoint.records import AttributeWrite
 
 
-def forward(generator, statement, variable: str, value: cst.Call, frame, pad: str, lines: list, records: list) -> None:
+def forward(generator, statement, variable: str, value: cst.Call, frame, lines: Lines, records: list) -> None:
     """`obj_1 = set_attribute(obj, 'w', v)`: what the attribute held saved first (a write of a
     differentiable value checked there), then the write; its record restores it."""
     first = len(lines)
@@ -32,8 +40,8 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     active = cst.Name("True" if isinstance(written, cst.Name) and written.value in adjoints else "False")
     saving = runtime_call("overwritten_attribute", container, name, written, active, *[cst.Name("True")] * augmented)
     saving = saving.with_changes(args=[*saving.args, *keywords])
-    lines.append(f"{pad}{saved} = {syntax.code(saving)}")
-    lines.append(f"{pad}{version} = {syntax.code(value)}")
+    lines.append(assign(saved, saving))
+    lines.append(assign(version, value))
     location = generator.normalized.location(statement)
     records.append(
         AttributeWrite(
@@ -49,24 +57,24 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
     )
 
 
-def backward(generator, record: AttributeWrite, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+def backward(generator, record: AttributeWrite, defined: dict[str, str], lines: Lines) -> None:
     """The attribute's adjoint now is the written value's (taken out of the books); the old value
     is put back; the name's own adjoint of the object passes through."""
     target = cst.Name(record.target)
-    restore = syntax.code(runtime_call("restore_attribute", target, record.name, cst.Name(record.saved)))
+    restore = runtime_call("restore_attribute", target, record.name, cst.Name(record.saved))
     source = record.source(record.value)
     if source is not None:
-        generator.accumulate(source, restore, defined, pad, lines)
+        generator.accumulate(source, restore, defined, lines)
     else:
-        lines.append(f"{pad}{restore}")
+        lines.append(call_line(restore))
     output = defined.get(generator.adjoint(record.target))
     source = record.source(record.container)
     if output is not None and source is not None:
-        generator.accumulate(source, output, defined, pad, lines)
+        generator.accumulate(source, cst.Name(output), defined, lines)
 
 
 def inactive(
-    generator, value: cst.BaseExpression, pad: str, lines: list[str], record=None, variable: str | None = None
+    generator, value: cst.BaseExpression, lines: Lines, record=None, variable: str | None = None
 ) -> cst.BaseExpression:
     """An inactive statement's value, with the checks that keep objects' gradients from being lost
     (runtime/objects.py): after-the-fact reads of an attribute through a name no gradient reaches,
@@ -80,18 +88,19 @@ def inactive(
     plain = read and value.attr.value not in _ARRAY_NAMES and generator.resolver.resolve(value.value) is None
     keeps = plain and _escapes(generator, variable)  # `y = obj.m` where y may keep what it read
     only_indexes = keeps and not _escapes(generator, variable, lists=True)  # y[i], y[a:b]: a list's stays
-    escapes = f"{RUNTIME}.attribute_escapes({value.value.value}, {value.attr.value!r}" if read else ""
-    escapes += ", True)" if only_indexes else ")"
     if record is not None:
         if read and value.attr.value == "__dict__":
-            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, '__dict__')")
+            lines.append(call_line(runtime_call("unseen_attribute", cst.Name(value.value.value), string("__dict__"))))
         elif keeps:
-            lines.append(pad + escapes)
+            flag = [cst.Name("True")] if only_indexes else []
+            escapes = runtime_call("attribute_escapes", cst.Name(value.value.value), string(value.attr.value), *flag)
+            lines.append(call_line(escapes))
         return value
     if read:
         if plain:
-            flags = (", True, True" if only_indexes else ", True") if keeps else ""
-            lines.append(f"{pad}{RUNTIME}.unseen_attribute({value.value.value}, {value.attr.value!r}{flags})")
+            flags = ([cst.Name("True")] * (2 if only_indexes else 1)) if keeps else []
+            unseen = runtime_call("unseen_attribute", cst.Name(value.value.value), string(value.attr.value), *flags)
+            lines.append(call_line(unseen))
         return value
     if not isinstance(value, cst.Call) or syntax.dotted_name(value.func) == f"{RUNTIME}.set_attribute":
         return value
@@ -105,8 +114,8 @@ def inactive(
     if isinstance(root, cst.Name) and generator.resolver.resolve(root) is None:
         names.append(root)  # the receiver of a method, or a function value (a closure may hold objects)
     if names:
-        listed = ", ".join(syntax.code(n) for n in names) + ("," if len(names) == 1 else "")
-        lines.append(f"{pad}{RUNTIME}.unseen_objects(({listed}), {syntax.code(value.func)!r})")
+        listed = parenthesized_tuple(names)
+        lines.append(call_line(runtime_call("unseen_objects", listed, string(syntax.code(value.func)))))
     if isinstance(primitive, type) and primitive.__flags__ & _HEAP:
         return cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("owned")), [cst.Arg(value)])
     return value

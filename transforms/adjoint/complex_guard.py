@@ -9,11 +9,10 @@ import libcst as cst
 
 from cpsgrad.rules.complex_support import supports_complex
 from cpsgrad.rules.registry import Rule
-from cpsgrad.transforms import syntax
-from cpsgrad.transforms.adjoint.output import RUNTIME
+from cpsgrad.transforms.adjoint.output import Lines, call_line, runtime_call, string
 
 
-def complex_guard(rule: Rule, record, mapping: dict, outputs: list[str], start: int, pad: str, lines) -> None:
+def complex_guard(rule: Rule, record, mapping: dict, outputs: list[str], start: int, lines: Lines) -> None:
     """Insert the guard at `start` (before the backward's lines) unless `rule` supports complex."""
     module = getattr(rule.template, "__module__", "") or ""
     if supports_complex(module, rule.name):
@@ -21,11 +20,8 @@ def complex_guard(rule: Rule, record, mapping: dict, outputs: list[str], start: 
     operands = [cst.Name(record.target)] + [
         mapping[parameter] for parameter in rule.differentiable_parameters if parameter in record.bound
     ]
-    arguments = ", ".join(
-        [repr(f"{primitive_name(rule.primitive)} with a complex input or result")]
-        + [syntax.code(operand) for operand in operands]
-    )
-    lines.insert(start, f"{pad}{RUNTIME}.refuse_complex_operands({arguments})")
+    said = string(f"{primitive_name(rule.primitive)} with a complex input or result")
+    lines.insert(start, call_line(runtime_call("refuse_complex_operands", said, *operands)))
 
 
 def primitive_name(primitive) -> str:

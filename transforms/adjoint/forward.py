@@ -14,7 +14,7 @@ from cpsgrad.transforms import attributes, calls, effects, naming, starred, synt
 from cpsgrad.transforms.adjoint import attributes as attribute_writes
 from cpsgrad.transforms.adjoint import list_changes
 from cpsgrad.transforms.adjoint.frames import Frame
-from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call, target_list
+from cpsgrad.transforms.adjoint.output import RUNTIME, Lines, assign, call_line, kept, runtime_call, string
 from cpsgrad.transforms.adjoint.records import (
     Copy,
     DictDisplay,
@@ -33,22 +33,22 @@ from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 class Forward:
     """The Generator's forward statements (reads `normalized`, `resolver`, `numbers`, `containers`)."""
 
-    def forward(self, statement, frame: Frame, pad: str, lines: list[str], records: list[Record]) -> None:
+    def forward(self, statement, frame: Frame, lines: Lines, records: list[Record]) -> None:
         location = self.normalized.location(statement)
         self.origin = (location, "forward")
         if isinstance(statement, cst.If):
-            self.inline_if(statement, frame, pad, lines)
+            self.inline_if(statement, frame, lines)
             return
         small = statement.body[0]
-        self.check_reads(small.value, frame, pad, lines)
+        self.check_reads(small.value, frame, lines)
         if isinstance(small, cst.Expr):
             value = self.rename(small.value, frame)
             effect = None
             if isinstance(value, cst.Call) and any(self.active_source(a, frame) for a in _operands(value)):
                 effect = self.check_effect(statement, small.value, value, frame)  # transforms/effects.py
             else:
-                value = attribute_writes.inactive(self, value, pad, lines)
-            lines.append(pad + (effect or syntax.code(self.rename(statement, frame)).strip()))
+                value = attribute_writes.inactive(self, value, lines)
+            lines.append(call_line(effect) if effect is not None else kept(self.rename(statement, frame)))
             return
         value = self.rename(small.value, frame)
         target = small.targets[0].target
@@ -56,35 +56,35 @@ class Forward:
             variables = [e.value.value for e in target.elements]
             source = self.active_source(value, frame) if isinstance(value, cst.Name) else None
             versions = [self.new_version(frame, v) for v in variables]
-            lines.append(f"{pad}{target_list(versions)} = {syntax.code(value)}")
+            lines.append(assign(versions, value))
             if source is not None and any(self.is_active_variable(v) for v in variables):
                 records.append(Unpack(versions, {value.value: source}, origin=location, value=value))
             return
         variable = target.value
         first = len(lines)
         if writes.is_write(value):  # x = written(x, key, v): saved, written, restored in its backward
-            self.write(statement, variable, value, frame, pad, lines, records)
+            self.write(statement, variable, value, frame, lines, records)
             return
         if is_list_change(value):  # xs = appended(xs, v) / removed(xs, i): in place, undone in its backward
-            list_changes.forward(self, statement, variable, value, frame, pad, lines, records)
+            list_changes.forward(self, statement, variable, value, frame, lines, records)
             return
         if attributes.is_attribute_write(value):  # obj = set_attribute(obj, 'w', v): adjoint/attributes.py
-            return attribute_writes.forward(self, statement, variable, value, frame, pad, lines, records)
-        self.guard_in_place(statement, variable, value, pad, lines)
+            return attribute_writes.forward(self, statement, variable, value, frame, lines, records)
+        self.guard_in_place(statement, variable, value, lines)
         record = None
         if self.is_active_variable(variable):
             record = self.record(statement, small.value, value, frame)
         version = self.new_version(frame, variable)
-        value = attribute_writes.inactive(self, value, pad, lines, record, variable)  # checked (adjoint/attributes.py)
-        lines.append(f"{pad}{version} = {syntax.code(value)}")
-        self.check_in_place(statement, value, version, pad, lines)
+        value = attribute_writes.inactive(self, value, lines, record, variable)  # checked (adjoint/attributes.py)
+        lines.append(assign(version, value))
+        self.check_in_place(statement, value, version, lines)
         if record is not None:
             record.target = version
             record.origin = location
             record.lines = range(first, len(lines))
             records.append(record)
 
-    def write(self, statement, variable: str, value: cst.Call, frame: Frame, pad: str, lines: list, records: list):
+    def write(self, statement, variable: str, value: cst.Call, frame: Frame, lines: Lines, records: list):
         """A write into `variable`'s array has a record whether or not it is active: the backward of
         what ran before reads the values it saw, so what the write overwrote is always restored."""
         first = len(lines)
@@ -97,9 +97,11 @@ class Forward:
         version = self.new_version(frame, variable)
         saved = self.namer.fresh(naming.overwritten(version))
         update = syntax.dotted_name(value.func) == f"{RUNTIME}.updated"
-        saving = runtime_call("overwritten_update", container) if update else runtime_call("overwritten", container, key)
-        lines.append(f"{pad}{saved} = {syntax.code(saving)}")
-        lines.append(f"{pad}{version} = {syntax.code(value)}")
+        saving = (
+            runtime_call("overwritten_update", container) if update else runtime_call("overwritten", container, key)
+        )
+        lines.append(assign(saved, saving))
+        lines.append(assign(version, value))
         location = self.normalized.location(statement)
         records.append(
             Write(
@@ -108,21 +110,24 @@ class Forward:
             )
         )
 
-    def guard_in_place(self, statement, variable: str, value: cst.BaseExpression, pad: str, lines: list[str]) -> None:
+    def guard_in_place(self, statement, variable: str, value: cst.BaseExpression, lines: Lines) -> None:
         """`c += b` is `c = c + b` here: where an array `c` is shared (transforms/analysis/aliasing.py: another
         name reads it later, or it is the caller's), a check refuses it at run time instead of
         computing something else."""
         why = self.normalized.in_place.get(id(statement))
         if why is not None:
             where, rewrite = self.in_place_words(statement)
-            lines.append(f"{pad}{RUNTIME}.refuse_in_place({syntax.code(value.left)}, {where!r}, {rewrite!r}, {why!r})")
+            lines.append(
+                call_line(runtime_call("refuse_in_place", value.left, string(where), string(rewrite), string(why)))
+            )
 
-    def check_in_place(self, statement, value: cst.BaseExpression, version: str, pad: str, lines: list[str]) -> None:
+    def check_in_place(self, statement, value: cst.BaseExpression, version: str, lines: Lines) -> None:
         """After `c_1 = c + b` for an unshared `c += b`: numpy would have cast or refused a result of
         another dtype or shape; the check refuses those."""
         if id(statement) in self.normalized.in_place and self.normalized.in_place[id(statement)] is None:
             where, rewrite = self.in_place_words(statement)
-            lines.append(f"{pad}{RUNTIME}.check_in_place({version}, {syntax.code(value.left)}, {where!r}, {rewrite!r})")
+            check = runtime_call("check_in_place", cst.Name(version), value.left, string(where), string(rewrite))
+            lines.append(call_line(check))
 
     def in_place_words(self, statement) -> tuple[str, str]:
         origin = self.normalized.origins[id(statement)]
@@ -247,7 +252,7 @@ class Forward:
             NoRuleError,
         )
 
-    def check_effect(self, statement, original: cst.Call, value: cst.Call, frame: Frame) -> str | None:
+    def check_effect(self, statement, original: cst.Call, value: cst.Call, frame: Frame) -> cst.Call | None:
         """A call made for its effect on a differentiable value: a non-differentiable primitive
         (print, ...) stays as it is; anything else runs as Python with its differentiable
         arguments frozen, or is refused (transforms/effects.py)."""

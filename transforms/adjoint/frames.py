@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.transforms import naming, syntax
-from cpsgrad.transforms.adjoint.output import RUNTIME
+from cpsgrad.transforms.adjoint.output import Lines, call_line, runtime_call, string
 
 
 @dataclass
@@ -74,7 +74,7 @@ class Versions:
     def is_active_variable(self, variable: str) -> bool:
         return variable in self.active
 
-    def check_reads(self, node: cst.CSTNode, frame: Frame, pad: str, lines: list[str]) -> None:
+    def check_reads(self, node: cst.CSTNode, frame: Frame, lines: Lines) -> None:
         """Before a statement reading a parameter that a jump may have passed unbound
         (cps.maybe_unbound), check it: UnboundLocalError where Python would raise it."""
         if not frame.unchecked:
@@ -82,7 +82,7 @@ class Versions:
         for variable in syntax.variables_read(node):
             if variable in frame.unchecked:
                 frame.unchecked.discard(variable)
-                lines.append(f"{pad}{RUNTIME}.check_bound({frame.versions.get(variable, variable)})")
+                lines.append(call_line(runtime_call("check_bound", cst.Name(frame.versions.get(variable, variable)))))
 
     def rename(self, node: cst.CSTNode, frame: Frame, passed: bool = False) -> cst.CSTNode:
         """`node` reading the current versions; a variable bound on no path to here is read as
@@ -93,8 +93,7 @@ class Versions:
             if variable in frame.versions:
                 mapping[variable] = cst.Name(frame.versions[variable])
             elif variable in self.program.order and variable not in self.invariants:
-                unbound = cst.Attribute(cst.Name(RUNTIME), cst.Name("unbound" if passed else "unbound_read"))
-                mapping[variable] = cst.Call(unbound, [cst.Arg(cst.SimpleString(repr(variable)))])
+                mapping[variable] = runtime_call("unbound" if passed else "unbound_read", string(variable))
         return node.visit(Renamer(mapping)) if mapping else node
 
     def owner(self, atom: cst.BaseExpression, frame: Frame) -> str | None:

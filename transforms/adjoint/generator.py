@@ -10,6 +10,7 @@ import libcst as cst
 from cpsgrad import runtime
 from cpsgrad.runtime import spread_sites
 from cpsgrad.transforms import calls, cps, naming, syntax
+from cpsgrad.transforms.adjoint import output
 from cpsgrad.transforms.adjoint.accumulation import Accumulation
 from cpsgrad.transforms.adjoint.backward import Backward
 from cpsgrad.transforms.adjoint.forward import Forward
@@ -17,12 +18,13 @@ from cpsgrad.transforms.adjoint.frames import Frame, Versions
 from cpsgrad.transforms.adjoint.fused import Fusion
 from cpsgrad.transforms.adjoint.guards import Guards
 from cpsgrad.transforms.adjoint.inactive import InactiveIf
-from cpsgrad.transforms.adjoint.output import ZERO, Lines
+from cpsgrad.transforms.adjoint.output import ZERO, Lines, Provenance
 from cpsgrad.transforms.adjoint.records import Record
 from cpsgrad.transforms.adjoint.rule_inlining import RuleInlining
 from cpsgrad.transforms.adjoint.tails import Tails
 from cpsgrad.transforms.adjoint.user_calls import UserCalls
 from cpsgrad.transforms.analysis.activity import assignments
+from cpsgrad.transforms.continuations import ContinuationKind
 from cpsgrad.transforms.cps import Block, Branch, Call, Continuation, Jump, Program, Return
 from cpsgrad.transforms.resolve import Resolver
 
@@ -56,8 +58,8 @@ class Generator(Versions, Forward, InactiveIf, Tails, Guards, UserCalls, Fusion,
         self.out = self.namer.fresh(naming.RESULT)
         self.k = program.continuation_name
         self.namespace: dict[str, object] = {}
-        self.origin: tuple = (None, "forward")  # what the lines emitted now come from (Lines)
-        self.origins: list[tuple] = []  # after generate: per line of its text, (SourceLocation | None, pass)
+        self.origin: tuple = (None, "forward")  # what the statements added now come from (Lines)
+        self.provenance = Provenance()  # each statement's origin (output.render reads it)
         self.free_adjoints = self._free_adjoints()
         self.maybe_unbound = cps.maybe_unbound(program)
         # in a program that other programs call (`borrows`), differentiated parameters never
@@ -102,50 +104,49 @@ class Generator(Versions, Forward, InactiveIf, Tails, Guards, UserCalls, Fusion,
                         changed = True
         return {name: [p for p in active_invariants if p in found] for name, found in reads.items()}
 
-    def generate(self) -> str:
+    def generate(self) -> cst.FunctionDef:
+        """The program's entry function (`f__cps`), its continuations defined first, as a libcst
+        tree; `provenance` then holds where each of its statements came from (output.render)."""
         function = self.program.function
-        name = naming.cps_function(function.name)
-        lines = Lines(self, [f"def {name}({', '.join([*function.parameters, self.k])}):"])
+        body = Lines(self)
         for continuation in self.program.continuations:
             self.origin = (None, "forward")
-            lines.append(f"    def {continuation.name}({', '.join(continuation.parameters)}):")
-            self.continuation(continuation, 2, lines)
+            inner = Lines(self)
+            self.continuation(continuation, inner)
+            body.append(output.function(continuation.name, continuation.parameters, inner), (None, "forward"))
         self.origin = (None, "forward")
-        self.continuation(function, 1, lines)
-        if len(lines.origins) != len(lines):  # changed behind Lines' back: no provenance rather than a wrong one
-            lines.origins = [(None, "forward")] * len(lines)
-        self.origins = [
-            origin for line, origin in zip(lines, lines.origins, strict=True) for _ in range(line.count("\n") + 1)
-        ]
-        return "\n".join(lines) + "\n"
+        self.continuation(function, body)
+        return output.function(naming.cps_function(function.name), [*function.parameters, self.k], body)
 
-    def continuation(self, continuation: Continuation, depth: int, lines: list[str]) -> None:
+    def continuation(self, continuation: Continuation, lines: Lines) -> None:
         frame = Frame({p: p for p in continuation.parameters}, set(continuation.parameters))
         frame.unchecked = set(self.maybe_unbound.get(continuation.name, ()))
-        defined, _ = self.block(continuation.body, frame, depth, lines)
-        if continuation.kind == "function":
+        defined, _ = self.block(continuation.body, frame, lines)
+        if continuation.kind is ContinuationKind.FUNCTION:
             returned = list(self.differentiated)  # in the order argnums asked for
         else:
             returned = [p for p in continuation.parameters if self.is_active_variable(p)]
             returned += self.free_adjoints[continuation.name]
-        values = [defined.get(self.adjoint(p), ZERO) for p in returned]
-        result = ", ".join([self.out, *values]) if values else f"({self.out},)"
-        lines.append("    " * depth + f"return {result}")
+        values = [output.value_of(defined.get(self.adjoint(p), ZERO)) for p in returned]
+        result = cst.Name(self.out)
+        if values:
+            lines.append(output.returning(output.bare_tuple([result, *values])))
+        else:
+            lines.append(output.returning(output.parenthesized_tuple([result])))
 
-    def block(self, block: Block, frame: Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
+    def block(self, block: Block, frame: Frame, lines: Lines) -> tuple[dict[str, str], bool]:
         """Emit a block; return the adjoints defined at its end (each mapped to the variable that
         holds it: itself, or the adjoint it equals, a copy never emitted) and whether it returns."""
-        pad = "    " * depth
         records: list[Record] = []
         start = len(lines)
         for statement in block.statements:
-            self.forward(statement, frame, pad, lines, records)
-        defined, returns = self.tail(block.tail, frame, depth, lines)
+            self.forward(statement, frame, lines, records)
+        defined, returns = self.tail(block.tail, frame, lines)
         if not returns:
             return {}, False
         for record in reversed(self.fuse(records, lines, start)):
             self.origin = (record.origin, "backward")
-            self.backward(record, defined, pad, lines)
+            self.backward(record, defined, lines)
         return defined, True
 
 

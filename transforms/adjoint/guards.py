@@ -11,9 +11,19 @@ the exception came from the rest of the program (or from the callee's backward) 
 
 from __future__ import annotations
 
-from cpsgrad.transforms import naming, syntax
+import libcst as cst
+
+from cpsgrad.transforms import naming
 from cpsgrad.transforms.adjoint.frames import Frame
-from cpsgrad.transforms.adjoint.output import RUNTIME, ZERO, Lines
+from cpsgrad.transforms.adjoint.output import (
+    Lines,
+    assign,
+    handler,
+    if_else,
+    kept,
+    runtime_call,
+    try_statement,
+)
 from cpsgrad.transforms.adjoint.records import Record
 from cpsgrad.transforms.continuations import Block
 from cpsgrad.transforms.regions import Guard
@@ -22,41 +32,39 @@ from cpsgrad.transforms.regions import Guard
 class Guards:
     """The Generator's guards (reads `normalized`, `namer`; uses the forward, tails and backward)."""
 
-    def guard(self, tail: Guard, frame: Frame, depth: int, lines: list[str]) -> tuple[dict[str, str], bool]:
-        pad = "    " * depth
+    def guard(self, tail: Guard, frame: Frame, lines: Lines) -> tuple[dict[str, str], bool]:
         before = frame.copy()
         before.versions[tail.error] = tail.error  # bound by the guard on the failed path
         after = frame.copy()
         records: list[Record] = []
-        self.origin = (self.normalized.location(tail.origin), "forward")
-        if tail.calls:
-            self.check_reads(tail.origin.body[0].value, after, pad, lines)
-            ok_defined, ok_returns = self.call(tail.then.tail, after, depth, lines, guard=tail)
-            ok_lines = lines  # the call's own lines end inside `if error is None:`
+        location = (self.normalized.location(tail.origin), "forward")
+        self.origin = location
+        ok_lines = Lines(self)  # what runs where the statement did not raise
+        if tail.calls:  # the call's try, then what follows it into ok_lines (user_calls.py)
+            self.check_reads(tail.origin.body[0].value, after, lines)
+            ok_defined, ok_returns = self.call(tail.then.tail, after, lines, guard=tail, rest=ok_lines)
         else:
             if not tail.raises:
-                lines.append(f"{pad}{tail.error} = None")
-            lines.append(f"{pad}try:")
+                lines.append(assign(tail.error, cst.Name("None")))
+            body = Lines(self)
             if tail.raises:
-                self.check_reads(tail.origin, after, pad + "    ", lines)
-                lines.append(pad + "    " + syntax.code(self.rename(tail.origin, after)).strip())
+                self.check_reads(tail.origin, after, body)
+                body.append(kept(self.rename(tail.origin, after)))
             else:
-                self.forward(tail.origin, after, pad + "    ", lines, records)
-            self.origin = (self.normalized.location(tail.origin), "forward")
-            lines.append(f"{pad}except BaseException as {tail.caught}:")
-            lines.append(f"{pad}    {tail.error} = {tail.caught}")
+                self.forward(tail.origin, after, body, records)
+            self.origin = location
+            caught = Lines(self, [assign(tail.error, cst.Name(tail.caught))])
+            lines.append(try_statement(body, handler(tail.caught, caught)), location)
             if tail.raises:
-                return self.block(tail.orelse, before, depth, lines)
-            lines.append(f"{pad}if {tail.error} is None:")
-            ok_lines = Lines(self)
+                return self.block(tail.orelse, before, lines)
             ok = Block(tail.then.statements[1:], tail.then.tail)
-            ok_defined, ok_returns = self.block(ok, after, depth + 1, ok_lines)
+            ok_defined, ok_returns = self.block(ok, after, ok_lines)
             if ok_returns:
                 for record in reversed(records):
                     self.origin = (record.origin, "backward")
-                    self.backward(record, ok_defined, pad + "    ", ok_lines)
+                    self.backward(record, ok_defined, ok_lines)
         failed_lines = Lines(self)
-        failed_defined, failed_returns = self.block(tail.orelse, before, depth + 1, failed_lines)
+        failed_defined, failed_returns = self.block(tail.orelse, before, failed_lines)
         self.origin = (None, "backward")
         outer = self.visible_adjoints(frame)
         merged: set[str] = set()
@@ -64,33 +72,20 @@ class Guards:
         for returns, defined, _ in paths:
             if returns:
                 merged |= set(defined) & outer
-        for returns, defined, path_lines in paths:
-            if returns:
-                for adjoint in sorted(merged, key=self.adjoint_order):
-                    value = defined.get(adjoint, ZERO)
-                    if value != adjoint:
-                        path_lines.append("    " * (depth + 1) + f"{adjoint} = {value}")
-        if ok_lines is not lines:
-            lines.extend(ok_lines)
-        elif lines[-1].endswith(f"if {tail.error} is None:"):  # a call with no backward of its own
-            lines.append("    " * (depth + 1) + "pass")
-        lines.append(f"{pad}else:")
-        lines.extend(failed_lines)
+        self.merge(merged, paths)
+        test = cst.Comparison(cst.Name(tail.error), [cst.ComparisonTarget(cst.Is(), cst.Name("None"))])
+        lines.append(if_else(test, ok_lines, failed_lines, self.origin), location)
         return {adjoint: adjoint for adjoint in merged}, ok_returns or failed_returns
 
-    def guarded_call(self, tail: Guard, handed: str, label: str, pad: str, lines: list[str]) -> str:
-        """Before a guarded call: its continuation wrapped, and the `try:` around the call line."""
-        entered = self.namer.fresh(f"{naming.call_adapter(label)}_entered")
-        lines.append(f"{pad}{entered} = {RUNTIME}.entering({handed})")
-        lines.append(f"{pad}{tail.error} = None")
-        lines.append(f"{pad}try:")
+    def guarded_call(self, tail: Guard, handed: str, label: str, lines: Lines) -> str:
+        """Before a guarded call: its continuation wrapped (`entering`), the error cleared."""
+        entered = self.namer.fresh(naming.call_entered(label))
+        lines.append(assign(entered, runtime_call("entering", cst.Name(handed))))
+        lines.append(assign(tail.error, cst.Name("None")))
         return entered
 
-    def guarded_call_end(self, tail: Guard, entered: str, pad: str, lines: list[str]) -> str:
-        """After the call line: caught only if the callee never entered its continuation; the
+    def guarded_call_try(self, tail: Guard, entered: str, call: Lines) -> cst.Try:
+        """The call in a try: caught only if the callee never entered its continuation; the
         call's own backward (merges) then runs where it did not raise."""
-        outer = pad[:-4]
-        lines.append(f"{outer}except BaseException as {tail.caught}:")
-        lines.append(f"{pad}{tail.error} = {RUNTIME}.caught({tail.caught}, {entered})")
-        lines.append(f"{outer}if {tail.error} is None:")
-        return pad
+        caught = runtime_call("caught", cst.Name(tail.caught), cst.Name(entered))
+        return try_statement(call, handler(tail.caught, Lines(self, [assign(tail.error, caught)])))

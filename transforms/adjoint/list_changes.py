@@ -19,21 +19,30 @@ backwards take: any other record defining a version of such a list settles its a
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import libcst as cst
 
-from cpsgrad.transforms import syntax, walk
-from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
+from cpsgrad.transforms import naming, syntax, walk
+from cpsgrad.transforms.adjoint.output import Lines, assign, call_line, delete, runtime_call
 from cpsgrad.transforms.adjoint.records import Record
 from cpsgrad.transforms.containers import CHANGES, is_list_change
+
+
+class Change(enum.Enum):
+    """Which change: `appended(xs, v)`, `extended(xs, ys)` or `removed(xs, i)` (a pop)."""
+
+    APPEND = "append"
+    EXTEND = "extend"
+    POP = "pop"
 
 
 @dataclass
 class ListChange(Record):
     """`xs_1 = appended(xs, v)` / `removed(xs, i)` changed in place: `xs_1` is `xs`."""
 
-    kind: str = "append"  # or "pop", "extend"
+    kind: Change = Change.APPEND
     container: cst.BaseExpression | None = None
     value: cst.BaseExpression | None = None  # the appended value (append), the added list (extend)
     saved: str = ""  # the (position, element) a pop removed, the length before an extend
@@ -54,28 +63,28 @@ def changed_lists(generator) -> frozenset:
     return found
 
 
-def forward(generator, statement, variable: str, value: cst.Call, frame, pad: str, lines: list, records: list):
+def forward(generator, statement, variable: str, value: cst.Call, frame, lines: Lines, records: list):
     """The in-place forward of a list change, and its record (made whether or not it is active)."""
     first = len(lines)
-    kind = CHANGES[syntax.dotted_name(value.func)]
+    kind = Change(CHANGES[syntax.dotted_name(value.func)])
     container, operand = (a.value for a in value.args)
     adjoints = {}
-    for atom in (container,) if kind == "pop" else (container, operand):
+    for atom in (container,) if kind is Change.POP else (container, operand):
         source = generator.active_source(atom, frame) if isinstance(atom, cst.Name) else None
         if source is not None:
             adjoints[atom.value] = source
     version = generator.new_version(frame, variable)
     saved = ""
-    if kind == "append":
-        lines.append(f"{pad}{version} = {syntax.code(runtime_call('append_in_place', container, operand))}")
-    elif kind == "extend":
-        saved = generator.namer.fresh(f"{version}_length")
-        lines.append(f"{pad}{saved} = {syntax.code(runtime_call('extending', container))}")
-        lines.append(f"{pad}{version} = {syntax.code(runtime_call('extend_in_place', container, operand))}")
+    if kind is Change.APPEND:
+        lines.append(assign(version, runtime_call("append_in_place", container, operand)))
+    elif kind is Change.EXTEND:
+        saved = generator.namer.fresh(naming.list_length(version))
+        lines.append(assign(saved, runtime_call("extending", container)))
+        lines.append(assign(version, runtime_call("extend_in_place", container, operand)))
     else:
-        saved = generator.namer.fresh(f"{version}_popped")
-        lines.append(f"{pad}{saved} = {syntax.code(runtime_call('popping', container, operand))}")
-        lines.append(f"{pad}{version} = {syntax.code(runtime_call('remove_in_place', container, cst.Name(saved)))}")
+        saved = generator.namer.fresh(naming.list_popped(version))
+        lines.append(assign(saved, runtime_call("popping", container, operand)))
+        lines.append(assign(version, runtime_call("remove_in_place", container, cst.Name(saved))))
     location = generator.normalized.location(statement)
     records.append(
         ListChange(
@@ -85,33 +94,33 @@ def forward(generator, statement, variable: str, value: cst.Call, frame, pad: st
             location,
             kind=kind,
             container=container,
-            value=None if kind == "pop" else operand,
+            value=None if kind is Change.POP else operand,
             saved=saved,
         )
     )
 
 
-def backward(generator, record: ListChange, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+def backward(generator, record: ListChange, defined: dict[str, str], lines: Lines) -> None:
     """Undo the change; the appended element's adjoint is the list's last, the list's before the
     change the one after without it (or with a zero where the popped element was)."""
     target = cst.Name(record.target)
-    if record.kind == "append":
-        lines.append(f"{pad}{syntax.code(runtime_call('unappend', target))}")
-    elif record.kind == "extend":
-        lines.append(f"{pad}{syntax.code(runtime_call('unextend', target, cst.Name(record.saved)))}")
+    if record.kind is Change.APPEND:
+        lines.append(call_line(runtime_call("unappend", target)))
+    elif record.kind is Change.EXTEND:
+        lines.append(call_line(runtime_call("unextend", target, cst.Name(record.saved))))
     else:
-        lines.append(f"{pad}{syntax.code(runtime_call('unremove', target, cst.Name(record.saved)))}")
+        lines.append(call_line(runtime_call("unremove", target, cst.Name(record.saved))))
     output = defined.get(generator.adjoint(record.target))
     if output is None:
         return
-    if record.kind in ("append", "extend"):
+    if record.kind is not Change.POP:
         source = record.source(record.value)
         if source is not None:
-            if record.kind == "append":
+            if record.kind is Change.APPEND:
                 added = runtime_call("last_adjoint", cst.Name(output))
             else:
                 added = runtime_call("tail_adjoint", cst.Name(output), cst.Name(record.saved))
-            generator.accumulate(source, added, defined, pad, lines)
+            generator.accumulate(source, added, defined, lines)
     source = record.source(record.container)
     if source is not None:
         mine = generator.adjoint(record.target)
@@ -119,19 +128,19 @@ def backward(generator, record: ListChange, defined: dict[str, str], pad: str, l
         held = cst.Name(output)
         if others:  # another adjoint is this same value (an alias the generator kept): never change it in place
             held = runtime_call("settled", held)
-        if record.kind == "append":
+        if record.kind is Change.APPEND:
             rest = runtime_call("popped_adjoint", held)
-        elif record.kind == "extend":
+        elif record.kind is Change.EXTEND:
             rest = runtime_call("truncated_adjoint", held, cst.Name(record.saved))
         else:
             rest = runtime_call("reinserted_adjoint", held, cst.Name(record.saved))
-        generator.accumulate(source, rest, defined, pad, lines)
+        generator.accumulate(source, rest, defined, lines)
         if output == mine and defined.get(output) == output and not others:
-            lines.append(f"{pad}del {output}")  # the list's adjoint lives on in the source's: let go of this name
+            lines.append(delete([output]))  # the list's adjoint lives on in the source's: let go of this name
             del defined[output]
 
 
-def settle(generator, record: Record, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+def settle(generator, record: Record, defined: dict[str, str], lines: Lines) -> None:
     """Before the backward of any other record defining a version of a changed list: its adjoint
     as a `SequenceAdjoint` (`cpsgrad_runtime.settled`), so no other helper receives a ListAdjoint."""
     changed = changed_lists(generator)
@@ -143,4 +152,4 @@ def settle(generator, record: Record, defined: dict[str, str], pad: str, lines: 
             continue
         holder = defined.get(generator.adjoint(version))
         if holder is not None:
-            lines.append(f"{pad}{holder} = {RUNTIME}.settled({holder})")
+            lines.append(assign(holder, runtime_call("settled", cst.Name(holder))))

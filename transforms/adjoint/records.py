@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cpsgrad.rules.registry import Rule
-from cpsgrad.transforms import syntax
 
 
 @dataclass
@@ -110,10 +109,10 @@ class Softmax(Record):
     with `index`, the output is `log(probabilities[index])`."""
 
     logits: cst.BaseExpression | None = None
-    axis: str = "None"
+    axis: cst.BaseExpression | None = None  # the axis as written, or the name None: every axis
     statements: list = field(default_factory=list)  # the fused statements' targets
     probabilities: cst.BaseExpression | None = None
-    index: str | None = None
+    index: cst.BaseExpression | None = None
 
 
 @dataclass
@@ -130,10 +129,6 @@ def index_node(record: Index) -> cst.BaseExpression:
     """The index of an `Index` record as an expression: `i`, or `(slice(None, None, None), j)`."""
     parts = [i.value if isinstance(i, cst.Index) else _slice_call(i) for i in record.index]
     return parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(part) for part in parts])
-
-
-def index_code(record: Index) -> str:
-    return syntax.code(index_node(record))
 
 
 def _slice_call(index: cst.Slice) -> cst.Call:

@@ -8,10 +8,19 @@ import builtins
 import libcst as cst
 
 from cpsgrad.rules.registry import TEMPLATE_ADJOINT_SUFFIX, Rule
-from cpsgrad.transforms import naming, syntax, templates
+from cpsgrad.transforms import naming, templates
 from cpsgrad.transforms.adjoint.complex_guard import complex_guard
 from cpsgrad.transforms.adjoint.frames import Renamer
-from cpsgrad.transforms.adjoint.output import RUNTIME, runtime_call
+from cpsgrad.transforms.adjoint.output import (
+    Lines,
+    assign,
+    delete,
+    handler,
+    runtime_call,
+    string,
+    template,
+    try_statement,
+)
 from cpsgrad.transforms.adjoint.records import RuleCall
 
 _MISSING = object()
@@ -20,7 +29,7 @@ _MISSING = object()
 class RuleInlining:
     """The Generator's inlining of rules (reads `namer`, `namespace`, `resolver`, `suffix`)."""
 
-    def inline_rule(self, record: RuleCall, output: str, defined: dict[str, str], pad: str, lines: list[str]) -> None:
+    def inline_rule(self, record: RuleCall, output: str, defined: dict[str, str], lines: Lines) -> None:
         rule = record.rule
         _, outputs, output_adjoints, _ = rule.parts
         if len(outputs) == 1:
@@ -37,7 +46,7 @@ class RuleInlining:
                 mapping[adjoint] = runtime_call("item", cst.Name(output), cst.Integer(str(position)))
         checked = not rule.trusted  # a user's rule: its output adjoints materialized, its contributions checked
         if checked:
-            label = syntax.code(cst.SimpleString(repr(rule.label)))
+            label = string(rule.label)
         if checked and not self.holds_number(self.adjoint(record.target)):
             values = [cst.Name(record.target)] if len(outputs) == 1 else [mapping[name] for name in outputs]
             for adjoint, value in zip(output_adjoints, values, strict=True):
@@ -63,29 +72,28 @@ class RuleInlining:
             self.is_number(a) for a in record.bound.values()
         )
         start = len(lines)
+        if checked:  # whatever the rule's backward raises names the rule: its lines go in a try
+            outer, lines = lines, Lines(self)
+            start = 0
         for step in steps:
             value = templates.without_unbroadcast(step.value) if numbers_only else step.value
             contribution = value.visit(renamer)
             if step.names:  # a backward local, computed once for the accumulations below
-                lines.append(f"{pad}{syntax.code(step.target.visit(renamer))} = {syntax.code(contribution)}")
+                lines.append(assign(step.target.visit(renamer), contribution))
                 continue
             if checked:
                 parameter = step.accumulator[: -len(TEMPLATE_ADJOINT_SUFFIX)]
-                like = syntax.code(mapping[parameter])
-                contribution = (
-                    f"{RUNTIME}.rule_contribution({syntax.code(contribution)}, {like}, {label}, {parameter!r})"
+                contribution = runtime_call(
+                    "rule_contribution", contribution, mapping[parameter], label, string(parameter)
                 )
-            self.accumulate(accumulators[step.accumulator], contribution, defined, pad, lines)
+            self.accumulate(accumulators[step.accumulator], contribution, defined, lines)
         if steps and not checked and not numbers_only:
-            complex_guard(rule, record, mapping, outputs, start, pad, lines)
+            complex_guard(rule, record, mapping, outputs, start, lines)
         if locals_:  # what the locals hold is the adjoints' alone now: later sums may add in place
-            lines.append(f"{pad}del {', '.join(locals_.values())}")
-        if checked and len(lines) > start:  # whatever the rule's backward raises names the rule
-            for position in range(start, len(lines)):  # in place: Lines keeps each line's origin
-                lines[position] = "    " + lines[position]
-            lines.insert(start, f"{pad}try:")
-            lines.append(f"{pad}except Exception as error:")
-            lines.append(f"{pad}    {RUNTIME}.rule_failed({label}, error)")
+            lines.append(delete(list(locals_.values())))
+        if checked and lines:
+            failed = Lines(self, [template("cpsgrad_runtime.rule_failed(__label__, error)", label=label)])
+            outer.append(try_statement(lines, handler(None, failed)), origin=self.origin)
 
     def local_name(self, base: str) -> str:
         """A fresh name for a template's backward local, never one that reads as an adjoint."""

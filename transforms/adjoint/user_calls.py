@@ -8,19 +8,31 @@ import libcst as cst
 
 from cpsgrad.transforms import calls, naming, syntax
 from cpsgrad.transforms.adjoint.frames import Frame
-from cpsgrad.transforms.adjoint.output import RUNTIME
+from cpsgrad.transforms.adjoint.output import (
+    Lines,
+    assign,
+    bare_tuple,
+    call,
+    call_line,
+    function,
+    parenthesized_tuple,
+    returning,
+    runtime_call,
+)
 from cpsgrad.transforms.cps import Call
 
 
 class UserCalls:
     """The Generator's calls of user functions (reads `borrowers`, `free_adjoints`, `namer`)."""
 
-    def call(self, tail: Call, frame: Frame, depth: int, lines: list[str], guard=None) -> tuple[dict[str, str], bool]:
+    def call(
+        self, tail: Call, frame: Frame, lines: Lines, guard=None, rest: Lines | None = None
+    ) -> tuple[dict[str, str], bool]:
         """A call of a user function: its dispatcher runs the callee's program with the rest of
         this block as the continuation. An adapter closure (`call_1_k`, defined here: the versions
         it captures are never reassigned) hands the callee the result's adjoint and packs this
-        program's other adjoints into the opaque result the callee passes back."""
-        pad = "    " * depth
+        program's other adjoints into the opaque result the callee passes back. In a try region
+        (`guard`), the call runs in a `try` of its own and what follows it goes into `rest`."""
         value = self.rename(tail.statement.body[0].value, frame)
         # the adjoints of the arguments, found before the result's new version hides them (h = f(h))
         sources = (
@@ -32,51 +44,58 @@ class UserCalls:
         sources += [self.active_source(a.value, frame) for a in value.args if a.keyword is not None]
         # each argument's adjoint, once, with the argument it belongs to: lent to the callee (only
         # arrays are ever lent, so not a number's: its adjoint is added back as a number)
-        lendable: dict[str, str] = {}
+        lendable: dict[str, cst.BaseExpression] = {}
         ordered = [a for a in value.args if a.keyword is None] + [a for a in value.args if a.keyword is not None]
         for argument in ordered:
             adjoint = self.active_source(argument.value, frame)
             if adjoint is not None and adjoint not in lendable and not self.holds_number(adjoint):
-                lendable[adjoint] = syntax.code(argument.value)
+                lendable[adjoint] = argument.value
         # every argument, repeats included: one passed twice is lent to neither parameter
-        every = ", ".join(syntax.code(a.value) for a in ordered) + ("," if len(ordered) == 1 else "")
+        every = parenthesized_tuple([a.value for a in ordered])
         extras: list[str] = []
         if tail.continuation is None:  # the rest just returns the result
             handed = self.k
         else:
             target = tail.continuation
             version = self.new_version(frame, tail.target)
-            arguments = [syntax.code(self.rename(cst.Name(p), frame, passed=True)) for p in target.parameters]
+            arguments = [self.rename(cst.Name(p), frame, passed=True) for p in target.parameters]
             results = [self.adjoint(frame.versions.get(p, p)) for p in target.parameters if self.is_active_variable(p)]
             results += [self.adjoint(p) for p in self.free_adjoints[target.name]]
             extras = results[1:]
-            jump = f"{target.name}({', '.join(arguments)})"
+            jump = call(target.name, *arguments)
             # a parameter of this program passed on whose adjoint nothing after the call adds to:
             # what its caller lent for it, not borrowed yet, is passed on to the callee, whose
             # adjoint of it becomes this program's (received into it, never added)
             passed_on = [
                 lendable[e]
                 for e in lendable
-                if e in self.borrowers and e not in extras and lendable[e] == self.borrowers[e]
+                if e in self.borrowers and e not in extras and _named(lendable[e], self.borrowers[e])
             ]
             if not extras and not passed_on and target.parameters == [tail.target]:
                 handed = target.name
             else:
                 handed = naming.call_adapter(tail.label)
-                lines.append(f"{pad}def {handed}({version}):")
-                passing = [f"{pad}    {RUNTIME}.pass_on({parameter}, ({every}))" for parameter in passed_on]
+                adapter = Lines(self)
+                passing = [call_line(runtime_call("pass_on", parameter, every)) for parameter in passed_on]
                 if extras:
-                    lines.append(f"{pad}    {', '.join([self.out, *results])} = {jump}")
-                    lines.extend(passing)
-                    packed = [f"{RUNTIME}.lend({e}, {lendable[e]}, ({every}))" if e in lendable else e for e in extras]
-                    lines.append(f"{pad}    return ({', '.join([self.out, *packed])}), {results[0]}")
+                    adapter.append(assign([self.out, *results], jump))
+                    for statement in passing:
+                        adapter.append(statement)
+                    packed = [
+                        runtime_call("lend", cst.Name(e), lendable[e], every) if e in lendable else cst.Name(e)
+                        for e in extras
+                    ]
+                    pack = parenthesized_tuple([cst.Name(self.out), *packed])
+                    adapter.append(returning(bare_tuple([pack, cst.Name(results[0])])))
                 elif passing:
                     returned = self.namer.fresh(naming.call_returned(tail.label))
-                    lines.append(f"{pad}    {returned} = {jump}")
-                    lines.extend(passing)
-                    lines.append(f"{pad}    return {returned}")
+                    adapter.append(assign(returned, jump))
+                    for statement in passing:
+                        adapter.append(statement)
+                    adapter.append(returning(cst.Name(returned)))
                 else:
-                    lines.append(f"{pad}    return {jump}")
+                    adapter.append(returning(jump))
+                lines.append(function(handed, [version], adapter))
         # the callee returns its adjoints in the order of the call's differentiable arguments
         # (positional, then keywords); one already defined is received apart, then added
         received: list[str] = []
@@ -90,23 +109,31 @@ class UserCalls:
                 received.append(part)
             else:
                 received.append(adjoint)
-        head = f"({', '.join([self.out, *extras])})" if extras else self.out
+        head = parenthesized_tuple([cst.Name(n) for n in [self.out, *extras]]) if extras else cst.Name(self.out)
         passed = [
-            syntax.code(a.value) if a.keyword is None else f"{a.keyword.value}={syntax.code(a.value)}"
+            cst.Arg(a.value) if a.keyword is None else cst.Arg(a.value, keyword=a.keyword, equal=syntax.EQUAL)
             for a in value.args
         ]
         if guard is not None:  # in a try region: caught until the callee enters `handed` (adjoint/guards.py)
-            handed = self.guarded_call(guard, handed, tail.label, pad, lines)
-            pad = pad + "    "
-        call = ", ".join([syntax.code(value.func), handed, *passed])
-        lines.append(f"{pad}{', '.join([head, *received])} = {naming.call_site(tail.label)}({call})")
+            handed = self.guarded_call(guard, handed, tail.label, lines)
+        site = call(naming.call_site(tail.label), value.func, cst.Name(handed), *passed)
+        targets = bare_tuple([head, *(cst.Name(r) for r in received)]) if received else head
+        received_at = assign(targets, site)
         if guard is not None:
-            pad = self.guarded_call_end(guard, handed, pad, lines)
+            lines.append(self.guarded_call_try(guard, handed, Lines(self, [received_at])))
+            lines = rest
+        else:
+            lines.append(received_at)
         parts = {part for _, part in added}
         defined = {name: name for name in [*extras, *received] if name not in parts}
         for adjoint, part in added:
             if adjoint in extras and adjoint in lendable:  # lent in the adapter: the loan ends here
-                lines.append(f"{pad}{adjoint} = {RUNTIME}.merge({adjoint}, {part}, {lendable.pop(adjoint)})")
+                merging = runtime_call("merge", cst.Name(adjoint), cst.Name(part), lendable.pop(adjoint))
+                lines.append(assign(adjoint, merging))
             else:
-                self.accumulate(adjoint, part, defined, pad, lines)
+                self.accumulate(adjoint, cst.Name(part), defined, lines)
         return defined, True
+
+
+def _named(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name

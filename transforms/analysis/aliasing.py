@@ -40,6 +40,7 @@ from cpsgrad.transforms.analysis.activity import is_active_value
 from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
 from cpsgrad.transforms.analysis.identities import Identities, identity_source
 from cpsgrad.transforms.analysis.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
+from cpsgrad.transforms.analysis.write_statements import calls_with_arrays, has_writes, update_statements
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 
@@ -52,7 +53,12 @@ _ROUNDS = 8  # analyses at most: each may bind names to a written array again (t
 
 
 def check(
-    normalized, active: set[str], numbers: set[str], resolver: Resolver, user_calls: set[int] = frozenset(), callee_writes=None
+    normalized,
+    active: set[str],
+    numbers: set[str],
+    resolver: Resolver,
+    user_calls: set[int] = frozenset(),
+    callee_writes=None,
 ) -> bool:
     """Refuse the unsound writes of `normalized`; record which `x op= y` are plain, which parameters
     it writes into, which arguments of its user calls may be written into; rewrite the `x op= y` the
@@ -62,9 +68,9 @@ def check(
     rewrote = False
     for round_ in range(_ROUNDS):
         body = normalized.definition.body.body
-        updates = _updates(normalized, body, numbers)
+        updates = update_statements(normalized, body, numbers)
         normalized.in_place, normalized.written_parameters, normalized.consumable = {}, (), {}
-        if not updates and not _has_writes(body) and not _calls_with_arrays(body, user_calls, numbers):
+        if not updates and not has_writes(body) and not calls_with_arrays(body, user_calls, numbers):
             break
         analysis = _Analysis(normalized, active, numbers, resolver, updates, user_calls)
         analysis.callee_writes = callee_writes  # transforms/callee_writes.written_by: what a user callee writes into
@@ -79,35 +85,6 @@ def check(
                 analysis.refuse_stale(*analysis.pending_refusal)
             break
     return augmented.guard_operands(normalized, numbers) or rewrote
-
-
-def _calls_with_arrays(statements, user_calls: set[int], numbers: set[str]) -> bool:
-    """Whether a user call passes a variable that may hold an array (one it could write into)."""
-    return any(
-        id(statement) in user_calls
-        and any(isinstance(a.value, cst.Name) and a.value.value not in numbers for a in value.args)
-        for statement, value, _ in assignments(statements)
-    )
-
-
-def _has_writes(statements) -> bool:
-    return any(writes.is_write(value) for _, value, _ in assignments(statements))
-
-
-def _updates(normalized, statements, numbers: set[str]) -> set[int]:
-    """The core statements `x = x op y` of a user's `x op= y` where x may be an array."""
-    found = set()
-    for statement, value, targets in assignments(statements):
-        origin = normalized.origins.get(id(statement))
-        if (
-            isinstance(origin, cst.AugAssign)
-            and isinstance(origin.target, cst.Name)
-            and isinstance(value, cst.BinaryOperation)
-            and targets[0] == origin.target.value  # not the `t = x op y` a rewrite into `updated` left
-            and targets[0] not in numbers
-        ):
-            found.add(id(statement))
-    return found
 
 
 class _Analysis(Sharing, Identities):
@@ -157,7 +134,9 @@ class _Analysis(Sharing, Identities):
         for (identifier, position), owners in self.chained.items():  # a callee may write into them: so may we
             if self.normalized.consumable[identifier][position]:
                 self.parameters_written |= owners
-        self.normalized.written_parameters = tuple(p for p in self.normalized.parameters if p in self.parameters_written)
+        self.normalized.written_parameters = tuple(
+            p for p in self.normalized.parameters if p in self.parameters_written
+        )
 
     def run_relations(self, body, entry: dict | None = None) -> None:
         """Pass 1: the relations between definitions, until they stop growing."""
@@ -187,7 +166,14 @@ class _Analysis(Sharing, Identities):
 
     def size(self) -> tuple:
         roots = sum(1 for item in self.same.parent if self.same.find(item) == item)
-        return len(self.same.parent), roots, len(self.contains), len(self.shallow), frozenset(self.identity.items()), frozenset(self.loose.items())
+        return (
+            len(self.same.parent),
+            roots,
+            len(self.contains),
+            len(self.shallow),
+            frozenset(self.identity.items()),
+            frozenset(self.loose.items()),
+        )
 
     def block(self, statements, state: dict, loops: list) -> dict | None:
         """Run `statements` from `state`; the state after them, or None where no path continues.
@@ -218,7 +204,9 @@ class _Analysis(Sharing, Identities):
         raised = None
         for between in states:
             raised = _join(raised, between)
-        after = self.block(statement.orelse.body.body, dict(current), loops) if statement.orelse and current else current
+        after = (
+            self.block(statement.orelse.body.body, dict(current), loops) if statement.orelse and current else current
+        )
         for handler in statement.handlers:
             after = _join(after, self.block(handler.body.body, dict(raised), loops) if raised is not None else None)
         if statement.finalbody is None:
@@ -366,7 +354,9 @@ class _Analysis(Sharing, Identities):
             roots = {self.same.find(d) for d in old}
             origins = [origin for d, origin in self.origin_of.items() if self.same.find(d) in roots]
             owned = not origins
-            chained = bool(origins) and all(kind == _PARAMETER for kind, _ in origins) and self.writes_into(call, position)
+            chained = (
+                bool(origins) and all(kind == _PARAMETER for kind, _ in origins) and self.writes_into(call, position)
+            )
             consumable.append(owned or chained)
             if owned or chained:
                 self.mark(state, roots, (id(statement), ("call", position), True), keep=None)
@@ -390,7 +380,8 @@ class _Analysis(Sharing, Identities):
             for definition, marks in state.get(name, ()):
                 for writer, kind, active in marks:
                     if kind == "update":  # an `x op= y` computed as a new array: any later read of the old one differs
-                        if (writer, name) in self.refreshable:  # x's own object or view: x changes in place, name follows
+                        # x's own object or view: x changes in place, name follows
+                        if (writer, name) in self.refreshable:
                             self.update_aliases.setdefault(writer, {})[name] = self.refreshable[(writer, name)]
                         else:
                             self.stale_updates.setdefault(writer, self.shared(name, definition))

@@ -37,7 +37,8 @@ from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
 
 _STORED: dict = {}  # code object -> frozenset of the parameters it may store into, or None
 _UNPLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
-_READERS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})  # container methods that keep nothing
+# container methods that keep nothing
+_READERS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
 _CLOSURES = frozenset({"cpsgrad_runtime.make_function", "cpsgrad_runtime.make_partial"})
 _RUNTIME_VIEWS = frozenset({"cpsgrad_runtime.as_sequence", "tuple", "list"})
 

@@ -38,7 +38,8 @@ class Identities:
         """`alias_after_update(a, x)`, `view_after_write(r, x, key)`, `checked_view`, and a view's base
         written with it (writes.py) read the stale value on purpose."""
         return id(statement) in self.normalized.base_writes or (
-            isinstance(node, cst.Call) and (identity_source(node) is not None or syntax.dotted_name(node.func) in CHECKS)
+            isinstance(node, cst.Call)
+            and (identity_source(node) is not None or syntax.dotted_name(node.func) in CHECKS)
         )
 
     def common(self, identity: dict, sources: list, definition):

@@ -139,7 +139,12 @@ class _Uses(cst.CSTVisitor):
         if isinstance(parent, cst.Arg) and isinstance(grandparent, cst.Call) and parent.keyword is None:
             callee = self.resolver.resolve(grandparent.func)
             great = self.ancestor(3)
-            if callee is not None and any(callee is c for c in _COPIES) and len(grandparent.args) == 1 and not parent.star:
+            if (
+                callee is not None
+                and any(callee is c for c in _COPIES)
+                and len(grandparent.args) == 1
+                and not parent.star
+            ):
                 return  # a copy made now: later changes of the container do not reach it
             if callee is not None and any(callee is a for a in _ALIASING):
                 if isinstance(great, cst.For) and great.iter is grandparent:

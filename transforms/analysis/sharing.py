@@ -4,8 +4,8 @@ analysis (transforms/analysis/aliasing.py) keeps between definitions.
 `same`: definitions that may be the same array or overlap in memory (a name copy, a subscript,
 an attribute, a view function or method, a call cpsgrad cannot see into: its result may be an
 argument); `contains`: a tuple, list or dict holding a value; `shallow`: a container's `.copy()`
-or `list(c)`, `tuple(c)`, `dict(c)`, `sorted(c)`, which hold the original's elements. numpy's functions, operators and an array's `.copy()` make
-new values; numbers share nothing.
+or `list(c)`, `tuple(c)`, `dict(c)`, `sorted(c)`, which hold the original's elements. numpy's
+functions, operators and an array's `.copy()` make new values; numbers share nothing.
 """
 
 from __future__ import annotations

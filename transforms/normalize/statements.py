@@ -132,7 +132,11 @@ class Statements:
         self.emit(out, syntax.if_statement(syntax.negate(atom) if negated else atom, body, orelse), node)
 
     def bind_target(self, target: cst.BaseExpression, values: list, out: list, origin: cst.CSTNode) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(values) and not starred.has_star(target):
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == len(values)
+            and not starred.has_star(target)
+        ):
             for element, value in zip(target.elements, values, strict=True):
                 self.assignment([element.value], value, out, origin)
         else:
