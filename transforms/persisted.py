@@ -223,8 +223,8 @@ def entry(
             if where is None:
                 return None
             digest = key(where[0], variant_of[0])[0]  # the function's source, checked when it is made again
-            parameters, text = tuple(variant_of[1]), variant_of[2]
-            helpers.append((helper, (_VARIANT, described[1], described[2], parameters, digest, text)))
+            returned, text = tuple(variant_of[1]), variant_of[2]  # (not `parameters`: the program's own)
+            helpers.append((helper, (_VARIANT, described[1], described[2], returned, digest, text)))
             continue
         described = disk_cache.describe(value)
         if described is None or described[0] == "value":
