@@ -17,8 +17,13 @@ with the sums of the lists and dict. The checker (tests/test_subclass_forms.py) 
 function under Python and cpsgrad on fresh arguments: equal values and equal final contents (of
 the subclasses' own types), and the gradient against finite differences.
 
-Not wired into programs.py's `programs(...)` (another module is splitting it): a family there
-would draw these statements with `builder.forms.define("Items0", ...)` as class_forms.py does.
+The program generator draws the same forms inside its programs (forms.py; `programs(subclasses=True)`):
+a `subclass` statement builds a local `Items0`, `Table0`, plain list or `Reader0` from the
+program's float expressions, changes it one to three times (`it += [e, e]`, `it += (e,)`,
+`it *= 2`, `alias = it; alias += [e]`; `tb |= {"k": e}`, `tb |= [("k", e)]`; `local += (e, e)`),
+and reads it into a new float (`a = sum(it) * len(it)`, `sum(tb.values())`,
+`r.get() * r.pop(e)`), in whatever loop, branch or helper the statement is drawn in; the classes
+are defined at module level once (`builder.forms.define`).
 """
 
 from __future__ import annotations
@@ -27,18 +32,9 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-PRELUDE = [
-    "import numpy as np",
-    "",
-    "",
-    "class Items0(list):",
-    "    pass",
-    "",
-    "",
-    "class Table0(dict):",
-    "    pass",
-    "",
-    "",
+ITEMS = ["class Items0(list):", "    pass"]
+TABLE = ["class Table0(dict):", "    pass"]
+READER = [
     "class Reader0:",
     "    def __init__(self, w):",
     "        self.w = w",
@@ -49,6 +45,7 @@ PRELUDE = [
     "    def pop(self, v):",
     "        return self.w * v",
 ]
+PRELUDE = ["import numpy as np", "", "", *ITEMS, "", "", *TABLE, "", "", *READER]
 SIZE = 5  # the length of x
 
 
@@ -102,3 +99,68 @@ def subclass_programs(draw) -> SubclassProgram:
             lines += [f"    r{number} = Reader0({e})", f"    acc = acc + r{number}.get() * r{number}.pop({e2})"]
     lines.append("    return acc + sum(items) * len(items) + sum(table.values())")
     return SubclassProgram("\n".join([*PRELUDE, "", "", *lines, ""]), tuple(kinds))
+
+
+# ---- the generator's family (forms.py) ---------------------------------------------------------
+
+KINDS = ("subclass",)
+
+
+def kinds(builder) -> list[str]:
+    return ["subclass"] if builder.forms.on("subclasses") else []
+
+
+def statement(builder, indent: str, kind: str, variable) -> list[str]:
+    """One `subclass` statement (the module's docstring): a container built, changed, read."""
+    form = builder.draw(st.integers(0, 3))
+    e = lambda: builder.expression(builder.max_depth - 1)  # noqa: E731
+    if form == 0:
+        builder.note("subclass-list")
+        items = builder.forms.define("Items0", ITEMS)
+        name = builder.fresh("it")
+        lines = [f"{indent}{name} = {items}([{e()}, {e()}])"]
+        for _ in range(builder.draw(st.integers(1, 3))):
+            change = builder.draw(st.integers(0, 3))
+            if change == 0:
+                builder.note("subclass-extend-list")
+                lines.append(f"{indent}{name} += [{e()}, {e()}]")
+            elif change == 1:
+                builder.note("subclass-extend-tuple")
+                lines.append(f"{indent}{name} += ({e()},)")
+            elif change == 2:
+                builder.note("subclass-repeat")
+                lines.append(f"{indent}{name} *= 2")
+            else:
+                builder.note("subclass-alias")
+                alias = builder.fresh("alias")
+                lines += [f"{indent}{alias} = {name}", f"{indent}{alias} += [{e()}]"]
+        read = f"sum({name}) * len({name})" if builder.chance() else f"{name}[-1] + sum({name})"
+    elif form == 1:
+        builder.note("subclass-dict")
+        table = builder.forms.define("Table0", TABLE)
+        name = builder.fresh("tb")
+        lines = [f'{indent}{name} = {table}({{"k0": {e()}}})']
+        for _ in range(builder.draw(st.integers(1, 3))):
+            key = builder.choose(["k0", "k1", "k2"])
+            if builder.chance():
+                builder.note("subclass-update-dict")
+                lines.append(f'{indent}{name} |= {{"{key}": {e()}}}')
+            else:
+                builder.note("subclass-update-pairs")
+                lines.append(f'{indent}{name} |= [("{key}", {e()}), ("k1", {e()})]')
+        read = f"sum({name}.values())" if builder.chance() else f'{name}["k0"] * len({name})'
+    elif form == 2:
+        builder.note("subclass-local-tuple")
+        name = builder.fresh("local")
+        lines = [f"{indent}{name} = [{e()}]", f"{indent}{name} += ({e()}, {e()})"]
+        read = f"sum({name}) * len({name})"
+    else:
+        builder.note("subclass-reader")
+        reader = builder.forms.define("Reader0", READER)
+        name = builder.fresh("r")
+        lines = [f"{indent}{name} = {reader}({e()})"]
+        read = f"{name}.get() * {name}.pop({e()})"
+    target = builder.fresh("a")
+    lines.append(f"{indent}{target} = {read}")
+    builder.function.scopes[-1][target] = variable("float")
+    return lines
