@@ -113,7 +113,7 @@ def kinds(builder) -> list[str]:
 def statement(builder, indent: str, kind: str, variable) -> list[str]:
     """One `subclass` statement (the module's docstring): a container built, changed, read."""
     form = builder.draw(st.integers(0, 3))
-    e = lambda: builder.expression(builder.max_depth - 1)  # noqa: E731
+    e = lambda: builder.expression(builder.max_depth - 1)
     if form == 0:
         builder.note("subclass-list")
         items = builder.forms.define("Items0", ITEMS)
