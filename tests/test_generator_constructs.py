@@ -54,7 +54,7 @@ CONSTRUCTS = {
             "subclass-extend-tuple", "subclass-repeat", "subclass-alias", "subclass-update-dict",
             "subclass-update-pairs",
         },
-        r"= (Items0|Table0)\(",
+        r"(extend0|alias0|update0)\((Items0|Table0)\(",
     ),
 }
 FIRST = {switch: sorted(constructs)[0] for switch, (constructs, _) in CONSTRUCTS.items()}

@@ -17,13 +17,17 @@ with the sums of the lists and dict. The checker (tests/test_subclass_forms.py) 
 function under Python and cpsgrad on fresh arguments: equal values and equal final contents (of
 the subclasses' own types), and the gradient against finite differences.
 
-The program generator draws the same forms inside its programs (forms.py; `programs(subclasses=True)`):
-a `subclass` statement builds a local `Items0`, `Table0`, plain list or `Reader0` from the
-program's float expressions, changes it one to three times (`it += [e, e]`, `it += (e,)`,
-`it *= 2`, `alias = it; alias += [e]`; `tb |= {"k": e}`, `tb |= [("k", e)]`; `local += (e, e)`),
-and reads it into a new float (`a = sum(it) * len(it)`, `sum(tb.values())`,
-`r.get() * r.pop(e)`), in whatever loop, branch or helper the statement is drawn in; the classes
-are defined at module level once (`builder.forms.define`).
+The program generator draws the same forms inside its programs (forms.py; `programs(subclasses=True)`),
+in whatever loop, branch or helper its `subclass` statement is drawn: a fresh `Items0([0.5])`
+handed to a module-level helper that changes its parameter in place (`extend0`: `it += [a, b]`,
+`it += (a * b,)`; `alias0`: `alias = it; alias += [a]`, `it += (b, a)`), a fresh
+`Table0({"k0": 0.5})` handed to `update0` (`tb |= {"k1": a}`, `tb |= [("k2", b), ...]`), a plain
+list the function builds (`local = [e]; local += (e, e)`, `local *= 2`), `r = Reader0(e)` read by
+`r.get() * r.pop(e)`; each read into a new float. cpsgrad refuses, with its location, an `x op= y`
+on a subclass object the function itself made (it would rebind the name to a plain list), a
+subclass built from differentiable values (`Items0([x])`), a callee's write into one the caller
+reads again, and `it *= 2` on a list parameter ("repetition of a differentiable tuple or list"),
+so those are not drawn (tests/test_rule_forms.py pins the first and the last).
 """
 
 from __future__ import annotations
@@ -104,6 +108,25 @@ def subclass_programs(draw) -> SubclassProgram:
 # ---- the generator's family (forms.py) ---------------------------------------------------------
 
 KINDS = ("subclass",)
+EXTEND = [
+    "def extend0(it, a, b):",
+    "    it += [a, b]",
+    "    it += (a * b,)",
+    "    return sum(it) * len(it)",
+]
+ALIAS = [
+    "def alias0(it, a, b):",
+    "    alias = it",
+    "    alias += [a]",
+    "    it += (b, a)",
+    "    return it[-1] + sum(alias) * len(it)",
+]
+UPDATE = [
+    "def update0(tb, a, b):",
+    '    tb |= {"k1": a}',
+    '    tb |= [("k2", b), ("k1", a * b)]',
+    "    return sum(tb.values()) * len(tb)",
+]
 
 
 def kinds(builder) -> list[str]:
@@ -111,48 +134,33 @@ def kinds(builder) -> list[str]:
 
 
 def statement(builder, indent: str, kind: str, variable) -> list[str]:
-    """One `subclass` statement (the module's docstring): a container built, changed, read."""
-    form = builder.draw(st.integers(0, 3))
+    """One `subclass` statement (the module's docstring), read into a new float."""
+    form = builder.draw(st.integers(0, 4))
     e = lambda: builder.expression(builder.max_depth - 1)
-    if form == 0:
-        builder.note("subclass-list")
+    lines: list[str] = []
+    if form <= 1:  # a fresh list subclass, changed in place by a helper (its parameter)
         items = builder.forms.define("Items0", ITEMS)
-        name = builder.fresh("it")
-        lines = [f"{indent}{name} = {items}([{e()}, {e()}])"]
-        for _ in range(builder.draw(st.integers(1, 3))):
-            change = builder.draw(st.integers(0, 3))
-            if change == 0:
-                builder.note("subclass-extend-list")
-                lines.append(f"{indent}{name} += [{e()}, {e()}]")
-            elif change == 1:
-                builder.note("subclass-extend-tuple")
-                lines.append(f"{indent}{name} += ({e()},)")
-            elif change == 2:
-                builder.note("subclass-repeat")
-                lines.append(f"{indent}{name} *= 2")
-            else:
-                builder.note("subclass-alias")
-                alias = builder.fresh("alias")
-                lines += [f"{indent}{alias} = {name}", f"{indent}{alias} += [{e()}]"]
-        read = f"sum({name}) * len({name})" if builder.chance() else f"{name}[-1] + sum({name})"
-    elif form == 1:
-        builder.note("subclass-dict")
-        table = builder.forms.define("Table0", TABLE)
-        name = builder.fresh("tb")
-        lines = [f'{indent}{name} = {table}({{"k0": {e()}}})']
-        for _ in range(builder.draw(st.integers(1, 3))):
-            key = builder.choose(["k0", "k1", "k2"])
-            if builder.chance():
-                builder.note("subclass-update-dict")
-                lines.append(f'{indent}{name} |= {{"{key}": {e()}}}')
-            else:
-                builder.note("subclass-update-pairs")
-                lines.append(f'{indent}{name} |= [("{key}", {e()}), ("k1", {e()})]')
-        read = f"sum({name}.values())" if builder.chance() else f'{name}["k0"] * len({name})'
+        start = builder.choose(["[0.5]", "[]", "[1.5, -0.75]"])
+        if form == 0:
+            builder.note("subclass-list", "subclass-extend-list", "subclass-extend-tuple")
+            helper = builder.forms.define("extend0", EXTEND)
+        else:
+            builder.note("subclass-list", "subclass-alias", "subclass-extend-tuple")
+            helper = builder.forms.define("alias0", ALIAS)
+        read = f"{helper}({items}({start}), {e()}, {e()})"
     elif form == 2:
-        builder.note("subclass-local-tuple")
+        builder.note("subclass-dict", "subclass-update-dict", "subclass-update-pairs")
+        table = builder.forms.define("Table0", TABLE)
+        helper = builder.forms.define("update0", UPDATE)
+        start = builder.choose(['{"k0": 0.5}', "{}"])
+        read = f"{helper}({table}({start}), {e()}, {e()})"
+    elif form == 3:
+        builder.note("subclass-local-tuple")  # a plain list the function made: `+=` of a tuple, `*=`
         name = builder.fresh("local")
         lines = [f"{indent}{name} = [{e()}]", f"{indent}{name} += ({e()}, {e()})"]
+        if builder.chance():
+            builder.note("subclass-repeat")
+            lines.append(f"{indent}{name} *= 2")
         read = f"sum({name}) * len({name})"
     else:
         builder.note("subclass-reader")
