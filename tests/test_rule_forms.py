@@ -115,3 +115,24 @@ def test_augmented_assignment_on_a_subclass_the_function_made():
 @pytest.mark.xfail(strict=True, raises=cpsgrad.UnsupportedError, reason="`*=` of a list parameter holding a gradient")
 def test_repetition_in_place_of_a_list_parameter():
     check_grad(repeated_parameter, 0.3)
+
+
+def update_in_place(table, a):
+    table |= [("k1", a)]
+    return sum(table.values())
+
+
+def fresh_table_where_a_list_is_extended(x):
+    local = [x]
+    local += (x,)  # an `x op= y` here makes the aliasing analysis run on this function ...
+    return update_in_place(Table0({}), sum(local))  # ... and refuse the fresh Table0 handed to a writer
+
+
+class Table0(dict):
+    pass
+
+
+@pytest.mark.xfail(strict=True, raises=cpsgrad.UnsupportedError, reason="a fresh argument taken for one read again")
+def test_a_fresh_subclass_object_handed_to_a_helper_that_writes_into_it():
+    # without the `local += (x,)` line the same call differentiates
+    check_grad(fresh_table_where_a_list_is_extended, 0.3)

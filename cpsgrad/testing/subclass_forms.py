@@ -27,7 +27,10 @@ list the function builds (`local = [e]; local += (e, e)`, `local *= 2`), `r = Re
 on a subclass object the function itself made (it would rebind the name to a plain list), a
 subclass built from differentiable values (`Items0([x])`), a callee's write into one the caller
 reads again, and `it *= 2` on a list parameter ("repetition of a differentiable tuple or list"),
-so those are not drawn (tests/test_rule_forms.py pins the first and the last).
+so those are not drawn (tests/test_rule_forms.py pins the first and the last). It also refuses the
+helper's call itself where the calling function has writes or `x op= y` of its own (its aliasing
+analysis then takes a fresh `Items0([0.5])` for one the caller may read again): check_program
+rejects that refusal (tests/test_rule_forms.py pins it too).
 """
 
 from __future__ import annotations
@@ -142,14 +145,14 @@ def statement(builder, indent: str, kind: str, variable) -> list[str]:
         items = builder.forms.define("Items0", ITEMS)
         start = builder.choose(["[0.5]", "[]", "[1.5, -0.75]"])
         if form == 0:
-            builder.note("subclass-list", "subclass-extend-list", "subclass-extend-tuple")
+            builder.note("subclass-helper", "subclass-list", "subclass-extend-list", "subclass-extend-tuple")
             helper = builder.forms.define("extend0", EXTEND)
         else:
-            builder.note("subclass-list", "subclass-alias", "subclass-extend-tuple")
+            builder.note("subclass-helper", "subclass-list", "subclass-alias", "subclass-extend-tuple")
             helper = builder.forms.define("alias0", ALIAS)
         read = f"{helper}({items}({start}), {e()}, {e()})"
     elif form == 2:
-        builder.note("subclass-dict", "subclass-update-dict", "subclass-update-pairs")
+        builder.note("subclass-helper", "subclass-dict", "subclass-update-dict", "subclass-update-pairs")
         table = builder.forms.define("Table0", TABLE)
         helper = builder.forms.define("update0", UPDATE)
         start = builder.choose(['{"k0": 0.5}', "{}"])
