@@ -39,7 +39,8 @@ def test_generated_programs(program):
 @given(
     programs(
         numpy=False, containers=False, recursion=False, max_helpers=0,
-        starred=False, exceptions=False, walrus=False, sets=False, effects=False, classes=False, mutation=False,
+        starred=False, exceptions=False, walrus=False, sets=False, effects=False, classes=False, subclasses=False,
+        mutation=False,
     )
 )
 def test_arithmetic_and_control_flow_only(program):

@@ -1,6 +1,7 @@
-"""The generator's switches for starred forms, try/with, `:=`, sets, calls for their effect and classes
-(cpsgrad/testing/forms.py and its modules): each switch draws its constructs (and off, does not),
-and a short derandomized soak of programs drawn with each passes check_program. Problems the
+"""The generator's switches for starred forms, try/with, `:=`, sets, calls for their effect, classes,
+numpy/scipy rule calls and list/dict subclasses (cpsgrad/testing/forms.py and its modules): each
+switch draws its constructs (and off, does not), and a short soak of programs drawn with each passes
+check_program. Problems the
 generator found in cpsgrad are pinned at the end, xfail(strict=True) until fixed.
 """
 
@@ -37,6 +38,23 @@ CONSTRUCTS = {
             "class-augmented-attribute", "class-list-attribute", "class-vector",
         },
         r"= (Acc0|Vec0)\(",
+    ),
+    "rules": (
+        {
+            "rules-ufunc", "rules-special", "rules-stats", "rules-scan", "rules-sort", "rules-reduction",
+            "rules-arrangement", "rules-padding", "rules-difference", "rules-indexing", "rules-contraction",
+            "rules-signal", "rules-linalg", "rules-fft", "rules-discarded", "rules-used-twice", "rules-passed-twice",
+        },
+        r"np\.(roll|flip|tile|repeat|concatenate|hstack|append|diag|diagonal|ravel|reshape|atleast_2d|stack|vstack"
+        r"|column_stack|tril|triu|rot90|fliplr|flipud)\(",
+    ),
+    "subclasses": (
+        {
+            "subclass-list", "subclass-dict", "subclass-local-tuple", "subclass-reader", "subclass-extend-list",
+            "subclass-extend-tuple", "subclass-repeat", "subclass-alias", "subclass-update-dict",
+            "subclass-update-pairs",
+        },
+        r"(extend0|alias0|update0)\((Items0|Table0)\(",
     ),
 }
 FIRST = {switch: sorted(constructs)[0] for switch, (constructs, _) in CONSTRUCTS.items()}

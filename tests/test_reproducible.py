@@ -96,22 +96,24 @@ def test_a_seed_draws_the_same_programs_in_every_process():
 # of the generator meant to change its draws (say so in the commit).
 PINNED_WITH = "6.170.17"
 PINNED = {
-    "": "20581d9759753a05",
-    "--writes": "0dd7fd3a313259ea",
-    "--no-numpy": "8ba684b84fc5f4d4",
-    "--no-closures": "9867e65c3a18b114",
-    "--no-repeated-arguments": "766bd898b4223d20",
-    "--no-views": "323c8ea351a87b45",
-    "--no-aliased-containers": "899f100d97a1a274",
-    "--no-discarded-results": "49a08827c2c36aac",
-    "--no-captured-arguments": "eb16720c12fef54e",
-    "--no-rebinding": "32330235f257c7e3",
-    "--no-starred": "3b463467f47f9c1a",
-    "--no-exceptions": "2b5f64a27a67ee01",
-    "--no-walrus": "b67c9df5e745dd27",
-    "--no-sets": "1b5d27c53f4dff61",
-    "--no-effects": "867ae140d58ae14c",
-    "--no-classes": "5a89aa1c557ed91c",
+    "": "9a20833424a3e274",
+    "--writes": "1ef2b4129781a49c",
+    "--no-numpy": "21740659f4c36cef",
+    "--no-closures": "51d4176e0bbf0c3c",
+    "--no-repeated-arguments": "50f7cf4f3053ba71",
+    "--no-views": "5d7bb6712aaa841e",
+    "--no-aliased-containers": "3a98dc00a7183efe",
+    "--no-discarded-results": "138ad00e517eaa17",
+    "--no-captured-arguments": "c9f1968c4c7b0609",
+    "--no-rebinding": "02567e6b4e389bde",
+    "--no-starred": "e598de8e92bdb86c",
+    "--no-exceptions": "76c27a8c1f3352a6",
+    "--no-walrus": "49dfc083d3fdbadf",
+    "--no-sets": "5e399427471ca964",
+    "--no-effects": "c2e0ce0c29148f02",
+    "--no-classes": "70a7dca6f2b1eba7",
+    "--no-rules": "cb14dc2fd65b3799",
+    "--no-subclasses": "2636eb28d9bcd150",
 }
 
 
@@ -122,25 +124,43 @@ def test_the_draws_are_pinned():
 
 
 
+# The digests of the defaults' and --writes' programs before the rules and subclasses families:
+# with both off, the draws are those (every draw of the two families is behind its switch).
+BEFORE_THE_RULES = {"": "20581d9759753a05", "--writes": "0dd7fd3a313259ea"}
+
+
+def test_the_rules_and_subclasses_off_draw_what_was_drawn_before_them():
+    if hypothesis.__version__ != PINNED_WITH:
+        pytest.skip(f"digests pinned with hypothesis {PINNED_WITH}, this is {hypothesis.__version__}")
+    drawn = {
+        flag: _digest(draw_texts(COUNT, SEEDS[flag], **SETS[flag], rules=False, subclasses=False))
+        for flag in BEFORE_THE_RULES
+    }
+    assert drawn == BEFORE_THE_RULES
+
+
 # 50 programs a set (seeds 1000, 1001, ...), recorded before programs.py was split into
-# cpsgrad/testing/generator/ (the split left them byte-identical).
+# cpsgrad/testing/generator/ (the split left them byte-identical); re-recorded when the rules and
+# subclasses families came, on by default (with both off a seed draws what it drew before them).
 PINNED_50 = {
-    "": "056de6ab6c892a8f",
-    "--writes": "5765fa03c4012cdc",
-    "--no-numpy": "87c7bf2a54439571",
-    "--no-closures": "6aa33d36a08fef0b",
-    "--no-repeated-arguments": "f98c1f68b7a8c489",
-    "--no-views": "865441c96a39c02c",
-    "--no-aliased-containers": "797293c853778e19",
-    "--no-discarded-results": "5d20687290a9c40a",
-    "--no-captured-arguments": "b8204f935e113eb5",
-    "--no-rebinding": "e73ea9cd2e2c697d",
-    "--no-starred": "5de4cf06e445909f",
-    "--no-exceptions": "70f571c3271f7c6f",
-    "--no-walrus": "bb377f3696428163",
-    "--no-sets": "283d2d3b309bc80e",
-    "--no-effects": "bb25479b9f08e0c5",
-    "--no-classes": "30437b2fa8c5cb79",
+    "": "76d871b00f01b164",
+    "--writes": "fe6b47e9defc946e",
+    "--no-numpy": "a0c16aa7c2acbeca",
+    "--no-closures": "826b42adb603672a",
+    "--no-repeated-arguments": "518452e7bf63a0a5",
+    "--no-views": "9aadc2770f060581",
+    "--no-aliased-containers": "17e2278c8d7b569e",
+    "--no-discarded-results": "645cea6051de5621",
+    "--no-captured-arguments": "c9a4c036d2462adf",
+    "--no-rebinding": "1d65ecbbf04c001d",
+    "--no-starred": "07bac3e1c5953c44",
+    "--no-exceptions": "7fcf284d13271feb",
+    "--no-walrus": "b84e67ae90ad49b3",
+    "--no-sets": "36f38c44d5f6e3d3",
+    "--no-effects": "fadab69b1b2e806f",
+    "--no-classes": "aab4ad7be9e08123",
+    "--no-rules": "d61e3ca1ee7e10ec",
+    "--no-subclasses": "5bf49a972f4228f9",
 }
 
 

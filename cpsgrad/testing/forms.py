@@ -7,7 +7,10 @@ Each family is a switch of `programs(...)` and a module of its own: `starred` (s
 `with` over `contextlib.suppress`, `np.errstate` and a module-level manager class), `walrus`,
 `sets` and `effects` (everyday_forms.py: `:=`, sets of ints and strings, `print` and logging
 calls for their effect), `classes` (class_forms.py: module-level plain classes with `__init__`
-and methods, their attributes written and changed in place, bound methods as values). The
+and methods, their attributes written and changed in place, bound methods as values), `rules`
+(rule_forms.py: calls of cpsgrad's numpy/scipy rules, in expressions and as statements; the
+catalogue is rule_calls.py), `subclasses` (subclass_forms.py: `x op= y` on list and dict
+subclasses, a plain list's `+=` of a tuple, user methods named `get` and `pop`). The
 generator asks this module for the statement kinds that are on (`kinds`, generator/statements.py),
 hands it a drawn kind (`statement`) and the module-level helpers (`helpers`, generator/functions.py),
 and puts `Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the
@@ -18,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cpsgrad.testing import class_forms, everyday_forms, exception_forms, starred_forms
+from cpsgrad.testing import class_forms, everyday_forms, exception_forms, rule_forms, starred_forms, subclass_forms
 
-SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes")
+SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes", "rules", "subclasses")
 
 
 @dataclass
@@ -58,22 +61,18 @@ class Forms:
         return name
 
 
-KINDS = (*starred_forms.KINDS, *exception_forms.KINDS, *everyday_forms.KINDS, *class_forms.KINDS)
+FAMILIES = (starred_forms, exception_forms, everyday_forms, class_forms, rule_forms, subclass_forms)
+KINDS = tuple(kind for module in FAMILIES for kind in module.KINDS)
 
 
 def kinds(builder) -> list[str]:
     """The statement kinds of these families available where `builder` draws now."""
-    return [
-        *starred_forms.kinds(builder),
-        *exception_forms.kinds(builder),
-        *everyday_forms.kinds(builder),
-        *class_forms.kinds(builder),
-    ]
+    return [kind for module in FAMILIES for kind in module.kinds(builder)]
 
 
 def statement(builder, indent: str, kind: str, variable) -> list[str]:
     """The lines of one statement of `kind` (one of KINDS); `variable` is generator.grammar.Variable."""
-    for module in (starred_forms, exception_forms, everyday_forms, class_forms):
+    for module in FAMILIES:
         if kind in module.KINDS:
             return module.statement(builder, indent, kind, variable)
     raise ValueError(kind)

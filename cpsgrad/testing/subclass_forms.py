@@ -17,8 +17,20 @@ with the sums of the lists and dict. The checker (tests/test_subclass_forms.py) 
 function under Python and cpsgrad on fresh arguments: equal values and equal final contents (of
 the subclasses' own types), and the gradient against finite differences.
 
-Not wired into programs.py's `programs(...)` (another module is splitting it): a family there
-would draw these statements with `builder.forms.define("Items0", ...)` as class_forms.py does.
+The program generator draws the same forms inside its programs (forms.py; `programs(subclasses=True)`),
+in whatever loop, branch or helper its `subclass` statement is drawn: a fresh `Items0([0.5])`
+handed to a module-level helper that changes its parameter in place (`extend0`: `it += [a, b]`,
+`it += (a * b,)`; `alias0`: `alias = it; alias += [a]`, `it += (b, a)`), a fresh
+`Table0({"k0": 0.5})` handed to `update0` (`tb |= {"k1": a}`, `tb |= [("k2", b), ...]`), a plain
+list the function builds (`local = [e]; local += (e, e)`, `local *= 2`), `r = Reader0(e)` read by
+`r.get() * r.pop(e)`; each read into a new float. cpsgrad refuses, with its location, an `x op= y`
+on a subclass object the function itself made (it would rebind the name to a plain list), a
+subclass built from differentiable values (`Items0([x])`), a callee's write into one the caller
+reads again, and `it *= 2` on a list parameter ("repetition of a differentiable tuple or list"),
+so those are not drawn (tests/test_rule_forms.py pins the first and the last). It also refuses the
+helper's call itself where the calling function has writes or `x op= y` of its own (its aliasing
+analysis then takes a fresh `Items0([0.5])` for one the caller may read again): check_program
+rejects that refusal (tests/test_rule_forms.py pins it too).
 """
 
 from __future__ import annotations
@@ -27,18 +39,9 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-PRELUDE = [
-    "import numpy as np",
-    "",
-    "",
-    "class Items0(list):",
-    "    pass",
-    "",
-    "",
-    "class Table0(dict):",
-    "    pass",
-    "",
-    "",
+ITEMS = ["class Items0(list):", "    pass"]
+TABLE = ["class Table0(dict):", "    pass"]
+READER = [
     "class Reader0:",
     "    def __init__(self, w):",
     "        self.w = w",
@@ -49,6 +52,7 @@ PRELUDE = [
     "    def pop(self, v):",
     "        return self.w * v",
 ]
+PRELUDE = ["import numpy as np", "", "", *ITEMS, "", "", *TABLE, "", "", *READER]
 SIZE = 5  # the length of x
 
 
@@ -102,3 +106,72 @@ def subclass_programs(draw) -> SubclassProgram:
             lines += [f"    r{number} = Reader0({e})", f"    acc = acc + r{number}.get() * r{number}.pop({e2})"]
     lines.append("    return acc + sum(items) * len(items) + sum(table.values())")
     return SubclassProgram("\n".join([*PRELUDE, "", "", *lines, ""]), tuple(kinds))
+
+
+# ---- the generator's family (forms.py) ---------------------------------------------------------
+
+KINDS = ("subclass",)
+EXTEND = [
+    "def extend0(it, a, b):",
+    "    it += [a, b]",
+    "    it += (a * b,)",
+    "    return sum(it) * len(it)",
+]
+ALIAS = [
+    "def alias0(it, a, b):",
+    "    alias = it",
+    "    alias += [a]",
+    "    it += (b, a)",
+    "    return it[-1] + sum(alias) * len(it)",
+]
+UPDATE = [
+    "def update0(tb, a, b):",
+    '    tb |= {"k1": a}',
+    '    tb |= [("k2", b), ("k1", a * b)]',
+    "    return sum(tb.values()) * len(tb)",
+]
+
+
+def kinds(builder) -> list[str]:
+    return ["subclass"] if builder.forms.on("subclasses") else []
+
+
+def statement(builder, indent: str, kind: str, variable) -> list[str]:
+    """One `subclass` statement (the module's docstring), read into a new float."""
+    form = builder.draw(st.integers(0, 4))
+    e = lambda: builder.expression(builder.max_depth - 1)
+    lines: list[str] = []
+    if form <= 1:  # a fresh list subclass, changed in place by a helper (its parameter)
+        items = builder.forms.define("Items0", ITEMS)
+        start = builder.choose(["[0.5]", "[]", "[1.5, -0.75]"])
+        if form == 0:
+            builder.note("subclass-helper", "subclass-list", "subclass-extend-list", "subclass-extend-tuple")
+            helper = builder.forms.define("extend0", EXTEND)
+        else:
+            builder.note("subclass-helper", "subclass-list", "subclass-alias", "subclass-extend-tuple")
+            helper = builder.forms.define("alias0", ALIAS)
+        read = f"{helper}({items}({start}), {e()}, {e()})"
+    elif form == 2:
+        builder.note("subclass-helper", "subclass-dict", "subclass-update-dict", "subclass-update-pairs")
+        table = builder.forms.define("Table0", TABLE)
+        helper = builder.forms.define("update0", UPDATE)
+        start = builder.choose(['{"k0": 0.5}', "{}"])
+        read = f"{helper}({table}({start}), {e()}, {e()})"
+    elif form == 3:
+        builder.note("subclass-local-tuple")  # a plain list the function made: `+=` of a tuple, `*=`
+        name = builder.fresh("local")
+        lines = [f"{indent}{name} = [{e()}]", f"{indent}{name} += ({e()}, {e()})"]
+        if builder.chance():
+            builder.note("subclass-repeat")
+            lines.append(f"{indent}{name} *= 2")
+        read = f"sum({name}) * len({name})"
+    else:
+        builder.note("subclass-reader")
+        reader = builder.forms.define("Reader0", READER)
+        name = builder.fresh("r")
+        lines = [f"{indent}{name} = {reader}({e()})"]
+        read = f"{name}.get() * {name}.pop({e()})"
+    target = builder.fresh("a")
+    lines.append(f"{indent}{target} = {read}")
+    builder.function.scopes[-1][target] = variable("float")
+    return lines

@@ -1,5 +1,6 @@
 """Vector and matrix expressions of a drawn program (numpy=True): leaves, views of the same
-shape (views=True), rows and products of matrices, reductions to a float."""
+shape (views=True), rows and products of matrices, reductions to a float; and (rules=True) calls
+of cpsgrad's numpy/scipy rules among them (rule_forms.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
+from cpsgrad.testing import rule_forms
 from cpsgrad.testing.generator.grammar import (
     KEYS,
     MATRIX,
@@ -117,7 +119,10 @@ class ArrayExpressions:
         if depth <= 0 or self.draw(st.integers(0, 9)) < 4:
             return self.matrix_leaf()
         d = depth - 1
-        form = self.draw(st.integers(0, 4))
+        rules = self.forms.on("rules")
+        form = self.draw(st.integers(0, 5 if rules else 4))
+        if form == 5:
+            return rule_forms.matrix_call(self, d)
         if form == 0:
             op = self.choose(["+", "-", "*"])
             return f"({self.matrix_expression(d)} {op} {self.matrix_expression(d)})"
@@ -183,6 +188,8 @@ class ArrayExpressions:
                 return f"{name}({self.vector_expression(d)})"
 
             extra.append(closure)
+        if self.forms.on("rules"):
+            extra.append(lambda: rule_forms.vector_call(self, d))
         form = self.draw(st.integers(0, 6 + len(extra)))
         if form > 6:
             return extra[form - 7]()
@@ -220,6 +227,8 @@ class ArrayExpressions:
             if form == 1:
                 return f"np.dot({vector}[:2], {self.vector_expression(depth)}[1:])"
             return f"{vector}[1:][{self.choose(['0', '-1'])}]"
+        if self.forms.on("rules") and self.chance(2):
+            return rule_forms.float_call(self, depth)
         softmaxes = [v for v in self.function.variables(VECTOR) if v in self.function.softmaxes]
         form = self.draw(st.integers(0, 5 if softmaxes else 4))
         if form == 4:

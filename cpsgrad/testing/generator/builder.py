@@ -43,7 +43,7 @@ class Builder(Expressions, ArrayExpressions, Statements, Functions):
         max_helpers: int,
         max_statements: int,
         max_depth: int,
-        **switches: bool,  # starred, exceptions, walrus, sets, effects, classes (forms.py)
+        **switches: bool,  # starred, exceptions, walrus, sets, effects, classes, rules, subclasses (forms.py)
     ):
         self.draw = draw
         self.forms = forms.Forms(switches)

@@ -67,6 +67,8 @@ def programs(
     sets: bool = True,
     effects: bool = True,
     classes: bool = True,
+    rules: bool = True,
+    subclasses: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -108,7 +110,11 @@ def programs(
       handlers falling through, returning, jumping, re-raising; `finally`, `else`; `with` over
       `contextlib.suppress`, `np.errstate`, a manager class; `walrus`: `:=` in tests, conditions,
       arguments; `sets` of ints and strings; `effects`: print and logging; `classes`: objects of
-      module-level plain classes, their methods and attributes (forms.py and its modules).
+      module-level plain classes, their methods and attributes; `rules`: calls of cpsgrad's numpy and
+      scipy rules (ufuncs on their domains, reductions, sorting, arrangements, einsum, linalg on
+      well-conditioned matrices, fft, scipy.special, scipy.stats.norm) in expressions and
+      statements; `subclasses`: `x op= y` on list/dict subclasses and user methods named like a
+      container's (forms.py and its modules).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
