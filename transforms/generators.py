@@ -90,16 +90,22 @@ class _Consumers(scopes.Preserving):
         code = read.function.__code__
         self.parameters = set(names_in(read.definition.params)) | set(read.captured) | set(code.co_freevars)
         self.locals = assigned_names(read.definition) | self.parameters
-        self.resolver = Resolver(read.function, self.locals)
+        # a free variable is looked up in the function's cells (a generator of an enclosing
+        # factory); one its program takes as a parameter (a nested definition's) is not
+        resolved_locals = assigned_names(read.definition) | set(names_in(read.definition.params)) | set(read.captured)
+        self.resolver = Resolver(read.function, resolved_locals)
         self.namer = Namer(names_in(read.definition))
         self.generated: set[str] = set()
         self.definitions: dict[str, Definition] = {}
         self.bindings: dict[str, object] = {}
+        self.local_generators = generator_folds.local_generators(read.definition, code)
 
     # ---- what is a generator call ---------------------------------------------------------------
     def generator(self, node: cst.BaseExpression):
         if not isinstance(node, cst.Call):
             return None
+        if isinstance(node.func, cst.Name) and node.func.value in self.local_generators:
+            return self.local_generators[node.func.value]
         value = self.resolver.resolve(node.func)
         if not generator_folds.is_generator_function(value):
             return None
@@ -344,8 +350,11 @@ class _Consumers(scopes.Preserving):
         step = cst.FunctionDef(cst.Name(label), params, cst.IndentedBlock([*head, *rewritten, *tail]))
         definition_label = self.fresh(f"def_{label}")
         self.definitions[definition_label] = self.definition(step, label, anchor)
-        fold_label = self.fresh(f"def_fold_{generator.__name__}")
-        self.definitions[fold_label] = generator_folds.fold_definition(generator, self.read.location(call))
+        if isinstance(generator, generator_folds.LocalGenerator):  # a new function at each run: its fold then
+            fold_label = "None"
+        else:
+            fold_label = self.fresh(f"def_fold_{generator.__name__}")
+            self.definitions[fold_label] = generator_folds.fold_definition(generator, self.read.location(call))
         arguments = [cst.Arg(cst.Name(label)), cst.Arg(_tuple(env)), cst.Arg(packed), *call.args]
         out = [_line(f'{name} = cpsgrad_runtime.unbound("{name}")') for name in unbound]
         out += [
