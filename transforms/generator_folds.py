@@ -55,19 +55,38 @@ class LocalGenerator:
     __name__: str
 
 
+#: a Definition -> the names its programs receive (captured values, parameters) that hold generator
+#: functions a transformed function defined with a `def` (their folds are found at run time)
+GENERATOR_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def mark(definition: Definition, names) -> None:
+    """Record that `names` of `definition`'s programs hold local generator functions."""
+    names = frozenset(names)
+    if names:
+        GENERATOR_NAMES[definition] = GENERATOR_NAMES.get(definition, frozenset()) | names
+
+
+def defined_names(definition: cst.FunctionDef) -> set[str]:
+    """The names `definition` binds with a nested `def` or `class` (outside nested functions)."""
+    return {node.name.value for node in _definitions(definition.body) if not isinstance(node, cst.Lambda)}
+
+
 def local_generators(definition: cst.FunctionDef, code: types.CodeType) -> dict[str, LocalGenerator]:
     """The generator functions `definition` defines with a nested `def` (outside nested functions)
     and binds nowhere else (its code stores the name once)."""
-    found = {}
+    nested = DEFINITIONS.get(code)
+    found = {name: LocalGenerator(name) for name in GENERATOR_NAMES.get(nested, ())} if nested is not None else {}
     for statement in _definitions(definition.body):
         if isinstance(statement, cst.FunctionDef) and any(True for _ in _yields(statement.body)):
             found[statement.name.value] = LocalGenerator(statement.name.value)
     if not found:
         return found
+    # (a name its program receives is stored once: by the unpacking of the environment)
     stores = collections.Counter(
         i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_FAST", "STORE_DEREF", "STORE_NAME")
     )
-    return {name: value for name, value in found.items() if stores[name] == 1}
+    return {name: value for name, value in found.items() if stores[name] <= 1}
 
 
 def fold_definition(generator: types.FunctionType, at: SourceLocation | None) -> Definition:
@@ -126,6 +145,7 @@ def fold_definition(generator: types.FunctionType, at: SourceLocation | None) ->
     DEFINITIONS[compiled] = made
     if nested is not None:
         _NESTED_FOLDS[nested] = (code, made)
+        mark(made, {n for n in (*GENERATOR_NAMES.get(nested, ()), own) if n in compiled.co_freevars})
     else:
         generator.__dict__[ATTRIBUTE] = (code, made)
     return made

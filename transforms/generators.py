@@ -67,7 +67,7 @@ def lift(read: FunctionSource) -> closures.Lifted:
     """closures.lift, after rewriting the loops over generators of `read`'s function."""
     consumers = _Consumers(read)
     if not consumers.any_generator():
-        return closures.lift(read)
+        return consumers.marked(closures.lift(read))
     read = generator_objects.rewrite(consumers, read)
     consumers = _Consumers(read)
     read = consumers.hoisted()
@@ -79,7 +79,7 @@ def lift(read: FunctionSource) -> closures.Lifted:
     lifted = closures.lift(dataclasses.replace(read, definition=definition, positions=positions))
     lifted.definitions.update(consumers.definitions)
     lifted.bindings.update(consumers.bindings)
-    return lifted
+    return consumers.marked(lifted)
 
 
 class _Consumers(scopes.Preserving):
@@ -89,16 +89,25 @@ class _Consumers(scopes.Preserving):
         self.original = read.definition
         code = read.function.__code__
         self.parameters = set(names_in(read.definition.params)) | set(read.captured) | set(code.co_freevars)
-        self.locals = assigned_names(read.definition) | self.parameters
+        defined = generator_folds.defined_names(read.definition)
+        self.locals = assigned_names(read.definition) | defined | self.parameters
         # a free variable is looked up in the function's cells (a generator of an enclosing
         # factory); one its program takes as a parameter (a nested definition's) is not
-        resolved_locals = assigned_names(read.definition) | set(names_in(read.definition.params)) | set(read.captured)
+        resolved_locals = assigned_names(read.definition) | defined | set(names_in(read.definition.params))
+        resolved_locals |= set(read.captured)
         self.resolver = Resolver(read.function, resolved_locals)
         self.namer = Namer(names_in(read.definition))
         self.generated: set[str] = set()
         self.definitions: dict[str, Definition] = {}
         self.bindings: dict[str, object] = {}
         self.local_generators = generator_folds.local_generators(read.definition, code)
+
+    def marked(self, lifted: closures.Lifted) -> closures.Lifted:
+        """`lifted`, its nested definitions told which of their captured names hold this function's
+        local generators (their own loops over them are rewritten when they are transformed)."""
+        for definition in lifted.definitions.values():
+            generator_folds.mark(definition, set(definition.captured) & set(self.local_generators))
+        return lifted
 
     # ---- what is a generator call ---------------------------------------------------------------
     def generator(self, node: cst.BaseExpression):
@@ -350,6 +359,7 @@ class _Consumers(scopes.Preserving):
         step = cst.FunctionDef(cst.Name(label), params, cst.IndentedBlock([*head, *rewritten, *tail]))
         definition_label = self.fresh(f"def_{label}")
         self.definitions[definition_label] = self.definition(step, label, anchor)
+        generator_folds.mark(self.definitions[definition_label], set(env) & set(self.local_generators))
         if isinstance(generator, generator_folds.LocalGenerator):  # a new function at each run: its fold then
             fold_label = "None"
         else:
