@@ -40,9 +40,11 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
 from cpsgrad.transforms import (
     closures,
+    generator_comprehensions,
     generator_consumers,
     generator_folds,
     generator_hoist,
+    generator_jumps,
     generator_objects,
     syntax,
 )
@@ -56,7 +58,8 @@ _FORMS = generator_consumers.FORMS
 _ADVICE = (
     "iterate the call where it is made: `for v in gen(...)`, `s = sum(gen(...))`, `ys = list(gen(...))`, "
     "`v = next(gen(...))` (or `next(gen(...), default)`), `max(gen(...))` (min, any, all, sorted, tuple too), "
-    "`for i, v in enumerate(gen(...))`, `for v, b in zip(gen(...), bs)`; such a consumer may sit inside an "
+    "`for i, v in enumerate(gen(...))`, `for v, b in zip(gen(...), bs)`, `sum(f(v) for v in gen(...) if c)` and "
+    "`[f(v) for v in gen(...)]` (one `for` clause over the call); such a consumer may sit inside an "
     "expression Python evaluates unconditionally (`2 * sum(gen(x))`), not under `and`/`or`, a conditional "
     "expression, a later comparison of a chain, an `elif` or `while` test, a comprehension or a lambda: there "
     "assign it to a name first"
@@ -68,6 +71,8 @@ def lift(read: FunctionSource) -> closures.Lifted:
     consumers = _Consumers(read)
     if not consumers.any_generator():
         return consumers.marked(closures.lift(read))
+    read = consumers.listed()
+    consumers = _Consumers(read)
     read = generator_objects.rewrite(consumers, read)
     consumers = _Consumers(read)
     read = consumers.hoisted()
@@ -125,10 +130,26 @@ class _Consumers(scopes.Preserving):
         """`sum`, `max`, ... when `call` is such a builtin's call of a generator call, else None."""
         if not call.args or call.args[0].star or call.args[0].keyword or scopes.shadowed(call.func, self.locals):
             return None
-        if self.generator(syntax.strip_parentheses(call.args[0].value)) is None:
+        if self.generator(syntax.strip_parentheses(call.args[0].value)) is None and self.over(call.args[0].value) is None:
             return None
         builtin = self.resolver.resolve(call.func)
         return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
+
+    def over(self, node: cst.BaseExpression) -> cst.GeneratorExp | None:
+        """`node` when it is a generator expression over a generator call (generator_comprehensions.py)."""
+        return generator_comprehensions.over(node, lambda call: self.generator(call) is not None)
+
+    def listed(self) -> FunctionSource:
+        """`read` with its list comprehensions over a generator call as the list of a generator expression."""
+        moved: dict = {}
+        rewriter = generator_comprehensions.AsConsumers(
+            lambda call: self.generator(call) is not None, self.read.positions, moved
+        )
+        definition = self.original.visit(rewriter)
+        if definition is self.original:
+            return self.read
+        positions = collections.ChainMap(moved, self.read.positions)
+        return dataclasses.replace(self.read, definition=definition, positions=positions)
 
     def consumer_form_of(self, call: cst.Call) -> str | None:
         """`sum`, `next`, ... when `call` is such a builtin's call (whatever its argument)."""
@@ -164,8 +185,11 @@ class _Consumers(scopes.Preserving):
                     allowed |= {id(syntax.strip_parentheses(a.value)) for a in iterable.args}
             elif isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
                 value = getattr(node.body[0], "value", None)
-                if isinstance(value, cst.Call) and value.args and syntax.dotted_name(value.func) in _FORMS.values():
+                if isinstance(value, cst.Call) and value.args and _form_name(value.func) in _FORMS.values():
                     allowed.add(id(syntax.strip_parentheses(value.args[0].value)))
+                    expression = self.over(value.args[0].value)
+                    if expression is not None:
+                        allowed.add(id(generator_comprehensions.generator_call(expression)))
         for node in scopes.calls(self.original):
             if id(node) not in allowed and self.generator(node) is not None:
                 self.reject(node, "generator call in this position", _ADVICE)
@@ -210,7 +234,10 @@ class _Consumers(scopes.Preserving):
         builtin = self.resolver.resolve(value.func) if not scopes.shadowed(value.func, self.locals) else None
         form = _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
         generator_call = syntax.strip_parentheses(value.args[0].value)
-        if self.generator(generator_call) is None:
+        expression = self.over(generator_call)
+        if expression is not None:
+            generator_call = generator_comprehensions.generator_call(expression)
+        elif self.generator(generator_call) is None:
             return updated
         if form is None or value.args[0].star or value.args[0].keyword:
             self.reject(generator_call, "generator call in this position", _ADVICE)
@@ -219,7 +246,10 @@ class _Consumers(scopes.Preserving):
         before, step, after, carried = generator_consumers.loop_parts(
             form, value, accumulator, item, self.fresh, self.parameters.__contains__, self.reject
         )
-        loop = cst.For(cst.Name(item), generator_call, cst.IndentedBlock(step))
+        if expression is not None:
+            loop = generator_comprehensions.loop(expression, item, step, self.fresh, self.reject)
+        else:
+            loop = cst.For(cst.Name(item), generator_call, cst.IndentedBlock(step))
         rewritten = self.loop(loop, original, carried)
         result = updated.with_changes(body=[small.with_changes(value=cst.Name(accumulator))])
         if isinstance(small, cst.Expr):
@@ -346,7 +376,7 @@ class _Consumers(scopes.Preserving):
         label = self.fresh(f"for_{syntax.dotted_name(call.func).replace('.', '_')}")
         names = {k: self.fresh(f"{label}_{k}") for k in ("item", "env", "state", "fold", "flag", "value")}
         packed = _tuple(state)
-        jumps = _Jumps(packed, self.read.positions, self.moved)
+        jumps = generator_jumps.Jumps(packed, self.read.positions, self.moved)
         rewritten = [s.visit(jumps) for s in body]
         head = []
         if env:
@@ -429,42 +459,10 @@ class _Consumers(scopes.Preserving):
         return made
 
 
-class _Jumps(scopes.Preserving):
-    """The loop body's own `break`/`continue`, and every `return`, as the consumer's returns."""
-
-    def __init__(self, state: cst.Tuple, positions, moved: dict):
-        super().__init__(positions, moved)
-        self.state = state
-        self.depth = 0
-        self.returns = False
-
-    def visit_For(self, node) -> None:
-        self.depth += 1
-
-    def leave_For(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def visit_While(self, node) -> None:
-        self.depth += 1
-
-    def leave_While(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def _return(self, flag: str, value: cst.BaseExpression | None) -> cst.Return:
-        value = value if value is not None else cst.Name("None")
-        return cst.Return(cst.Tuple([cst.Element(cst.Integer(flag)), cst.Element(self.state), cst.Element(value)]))
-
-    def leave_Break(self, original, updated):
-        return updated if self.depth else self._return("1", None)
-
-    def leave_Continue(self, original, updated):
-        return updated if self.depth else self._return("0", None)
-
-    def leave_Return(self, original, updated):
-        self.returns = True
-        return self._return("2", updated.value)
+def _form_name(func: cst.BaseExpression) -> str | None:
+    """The consumer's name as written (`cpsgrad_runtime.builtins.list` as `list`: generator_comprehensions.py)."""
+    dotted = syntax.dotted_name(func)
+    return dotted.removeprefix("cpsgrad_runtime.builtins.") if dotted is not None else None
 
 
 def _strict_false(argument: cst.Arg) -> bool:
