@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cpsgrad.transforms import generator_scopes as scopes
+from cpsgrad.transforms import syntax
 
 
 class Jumps(scopes.Preserving):
@@ -48,3 +49,14 @@ class Jumps(scopes.Preserving):
     def leave_Return(self, original, updated):
         self.returns = True
         return self._return("2", updated.value)
+
+
+class PlainAppends(cst.CSTTransformer):
+    """`cpsgrad_runtime.appended(items, v)` (a consumer's step, generator_consumers.py) -> `[*items, v]`,
+    what it does, for the loop body's code run as plain Python (the derivative program appends in place)."""
+
+    def leave_Call(self, original, updated):
+        if syntax.dotted_name(updated.func) != "cpsgrad_runtime.appended":
+            return updated
+        items, value = (a.value for a in updated.args)
+        return cst.List([cst.StarredElement(items), cst.Element(value)])

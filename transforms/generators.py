@@ -438,7 +438,11 @@ class _Consumers(scopes.Preserving):
 
     def definition(self, step: cst.FunctionDef, label: str, anchor) -> Definition:
         read = self.read
-        text = cst.Module(body=[step]).code
+        # the code a call runs as plain Python (where nothing in it is differentiated) has the user's
+        # globals, which hold no cpsgrad_runtime: the consumers' appends are written as what they do
+        plain = step.visit(generator_jumps.PlainAppends())
+        assert "cpsgrad_runtime" not in names_in(plain), "a loop body's plain code reads cpsgrad_runtime"
+        text = cst.Module(body=[plain]).code
         module = compile(text, f"<cpsgrad loop body {label} of {read.function.__qualname__}>", "exec")
         code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
         positions = collections.ChainMap(self.moved, read.positions)

@@ -7,7 +7,9 @@ Each family is a switch of `programs(...)` and a module of its own: `starred` (s
 `with` over `contextlib.suppress`, `np.errstate` and a module-level manager class), `walrus`,
 `sets` and `effects` (everyday_forms.py: `:=`, sets of ints and strings, `print` and logging
 calls for their effect), `classes` (class_forms.py: module-level plain classes with `__init__`
-and methods, their attributes written and changed in place, bound methods as values). The
+and methods, their attributes written and changed in place, bound methods as values),
+`generators` (generator_forms.py: a generator defined in the function, reading its variables,
+consumed by `sum`, `next`, a generator expression, a list comprehension or a loop). The
 generator asks this module for the statement kinds that are on (`kinds`, generator/statements.py),
 hands it a drawn kind (`statement`) and the module-level helpers (`helpers`, generator/functions.py),
 and puts `Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the
@@ -18,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cpsgrad.testing import class_forms, everyday_forms, exception_forms, starred_forms
+from cpsgrad.testing import class_forms, everyday_forms, exception_forms, generator_forms, starred_forms
 
-SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes")
+SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes", "generators")
 
 
 @dataclass
@@ -58,7 +60,9 @@ class Forms:
         return name
 
 
-KINDS = (*starred_forms.KINDS, *exception_forms.KINDS, *everyday_forms.KINDS, *class_forms.KINDS)
+KINDS = (
+    *starred_forms.KINDS, *exception_forms.KINDS, *everyday_forms.KINDS, *class_forms.KINDS, *generator_forms.KINDS
+)
 
 
 def kinds(builder) -> list[str]:
@@ -68,12 +72,13 @@ def kinds(builder) -> list[str]:
         *exception_forms.kinds(builder),
         *everyday_forms.kinds(builder),
         *class_forms.kinds(builder),
+        *generator_forms.kinds(builder),
     ]
 
 
 def statement(builder, indent: str, kind: str, variable) -> list[str]:
     """The lines of one statement of `kind` (one of KINDS); `variable` is generator.grammar.Variable."""
-    for module in (starred_forms, exception_forms, everyday_forms, class_forms):
+    for module in (starred_forms, exception_forms, everyday_forms, class_forms, generator_forms):
         if kind in module.KINDS:
             return module.statement(builder, indent, kind, variable)
     raise ValueError(kind)

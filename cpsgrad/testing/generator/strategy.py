@@ -67,6 +67,7 @@ def programs(
     sets: bool = True,
     effects: bool = True,
     classes: bool = True,
+    generators: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -108,7 +109,9 @@ def programs(
       handlers falling through, returning, jumping, re-raising; `finally`, `else`; `with` over
       `contextlib.suppress`, `np.errstate`, a manager class; `walrus`: `:=` in tests, conditions,
       arguments; `sets` of ints and strings; `effects`: print and logging; `classes`: objects of
-      module-level plain classes, their methods and attributes (forms.py and its modules).
+      module-level plain classes, their methods and attributes; `generators`: a generator defined in
+      the function, reading its variables, consumed by `sum`, `next`, a generator expression, a list
+      comprehension or a loop (forms.py and its modules).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
