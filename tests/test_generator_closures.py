@@ -258,9 +258,20 @@ def genexp_local_generator(x):
     return sum(w for w in gen(4)) * len([w for w in gen(2)])
 
 
+def genexp_zip(x):
+    ys = [1.0, 2.0, 3.0]
+    return sum(a * b for a, b in zip(counted(x, 4), ys, strict=False))
+
+
+def genexp_enumerate(x):
+    return sum(i * note(v) for i, v in enumerate(counted(x, 3), 1)) + [v * i for i, v in enumerate(counted(x, 2))][-1]
+
+
 @pytest.mark.parametrize(
     "function",
     [
+        genexp_zip,
+        genexp_enumerate,
         genexp_sum,
         genexp_condition,
         list_comprehension,

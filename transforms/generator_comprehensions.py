@@ -32,7 +32,8 @@ from cpsgrad.transforms.naming import names_in
 
 
 def over(node: cst.BaseExpression, is_generator: Callable[[cst.BaseExpression], bool]) -> cst.GeneratorExp | None:
-    """`node` when it is a generator expression whose one `for` clause iterates a generator call."""
+    """`node` when it is a generator expression whose one `for` clause iterates a generator call (or
+    what `is_generator` takes: `zip`/`enumerate` of one)."""
     node = syntax.strip_parentheses(node)
     if not isinstance(node, cst.GeneratorExp):
         return None
@@ -43,6 +44,7 @@ def over(node: cst.BaseExpression, is_generator: Callable[[cst.BaseExpression], 
 
 
 def generator_call(expression: cst.GeneratorExp) -> cst.Call:
+    """The call the expression's clause iterates."""
     return syntax.strip_parentheses(expression.for_in.iter)
 
 
@@ -70,6 +72,12 @@ def loop(
     for test in reversed(clause.ifs):
         body = [cst.If(comprehensions.substitute(test.test, renamed), cst.IndentedBlock(body))]
     return cst.For(target, clause.iter, cst.IndentedBlock(body))
+
+
+def form_name(func: cst.BaseExpression) -> str | None:
+    """The consumer's name as written (`cpsgrad_runtime.builtins.list` as `list`: generator_comprehensions.py)."""
+    dotted = syntax.dotted_name(func)
+    return dotted.removeprefix("cpsgrad_runtime.builtins.") if dotted is not None else None
 
 
 class AsConsumers(scopes.Preserving):

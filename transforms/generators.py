@@ -136,15 +136,14 @@ class _Consumers(scopes.Preserving):
         return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
 
     def over(self, node: cst.BaseExpression) -> cst.GeneratorExp | None:
-        """`node` when it is a generator expression over a generator call (generator_comprehensions.py)."""
-        return generator_comprehensions.over(node, lambda call: self.generator(call) is not None)
+        """`node` when it is a generator expression over a generator call, or `zip`/`enumerate` of one
+        (generator_comprehensions.py)."""
+        return generator_comprehensions.over(node, self.consumed)
 
     def listed(self) -> FunctionSource:
         """`read` with its list comprehensions over a generator call as the list of a generator expression."""
         moved: dict = {}
-        rewriter = generator_comprehensions.AsConsumers(
-            lambda call: self.generator(call) is not None, self.read.positions, moved
-        )
+        rewriter = generator_comprehensions.AsConsumers(self.consumed, self.read.positions, moved)
         definition = self.original.visit(rewriter)
         if definition is self.original:
             return self.read
@@ -185,11 +184,12 @@ class _Consumers(scopes.Preserving):
                     allowed |= {id(syntax.strip_parentheses(a.value)) for a in iterable.args}
             elif isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
                 value = getattr(node.body[0], "value", None)
-                if isinstance(value, cst.Call) and value.args and _form_name(value.func) in _FORMS.values():
+                if isinstance(value, cst.Call) and value.args and generator_comprehensions.form_name(value.func) in _FORMS.values():
                     allowed.add(id(syntax.strip_parentheses(value.args[0].value)))
                     expression = self.over(value.args[0].value)
                     if expression is not None:
-                        allowed.add(id(generator_comprehensions.generator_call(expression)))
+                        iterable = generator_comprehensions.generator_call(expression)
+                        allowed |= {id(iterable), *(id(syntax.strip_parentheses(a.value)) for a in iterable.args)}
         for node in scopes.calls(self.original):
             if id(node) not in allowed and self.generator(node) is not None:
                 self.reject(node, "generator call in this position", _ADVICE)
@@ -250,7 +250,12 @@ class _Consumers(scopes.Preserving):
             loop = generator_comprehensions.loop(expression, item, step, self.fresh, self.reject)
         else:
             loop = cst.For(cst.Name(item), generator_call, cst.IndentedBlock(step))
-        rewritten = self.loop(loop, original, carried)
+        iterable = syntax.strip_parentheses(loop.iter)
+        if self.generator(iterable) is None:  # a comprehension over zip/enumerate of a generator call
+            found = [a for a in iterable.args if self.generator(syntax.strip_parentheses(a.value)) is not None]
+            rewritten = self.wrapped(loop, original, iterable, found[0], carried)
+        else:
+            rewritten = self.loop(loop, original, carried)
         result = updated.with_changes(body=[small.with_changes(value=cst.Name(accumulator))])
         if isinstance(small, cst.Expr):
             result = None
@@ -282,7 +287,7 @@ class _Consumers(scopes.Preserving):
                 self.moved.setdefault(statement, self.read.positions[original])
         return cst.FlattenSentinel(statements)
 
-    def wrapped(self, node: cst.For, original: cst.For, iterable: cst.Call, found: cst.Arg) -> list:
+    def wrapped(self, node: cst.For, original, iterable: cst.Call, found: cst.Arg, extra=frozenset()) -> list:
         """`enumerate(gen(...), start)` and `zip(gen(...), bs, ...)` as a loop over `gen(...)`."""
         generator_call = syntax.strip_parentheses(found.value)
         item, count = self.fresh("item"), self.fresh("count")
@@ -328,7 +333,7 @@ class _Consumers(scopes.Preserving):
             head = [cst.parse_statement(f"if {short}:\n    break\n"), _line(f"TARGET = {elements}", TARGET=node.target)]
             head.append(_line(f"{count} = {count} + 1"))
         loop = node.with_changes(target=cst.Name(item), iter=generator_call, body=cst.IndentedBlock([*head, *body]))
-        carried = {count, *sequences}
+        carried = {count, *sequences, *extra}
         return [*before, *self.loop(loop, original, carried)]
 
     def loop(self, node: cst.For, anchor: cst.CSTNode, carried: set | frozenset = frozenset()) -> list:
@@ -461,12 +466,6 @@ class _Consumers(scopes.Preserving):
         )
         DEFINITIONS[code] = made
         return made
-
-
-def _form_name(func: cst.BaseExpression) -> str | None:
-    """The consumer's name as written (`cpsgrad_runtime.builtins.list` as `list`: generator_comprehensions.py)."""
-    dotted = syntax.dotted_name(func)
-    return dotted.removeprefix("cpsgrad_runtime.builtins.") if dotted is not None else None
 
 
 def _strict_false(argument: cst.Arg) -> bool:
