@@ -79,6 +79,39 @@ def test_a_factory_generator_with_keywords_runs_lazily_in_pythons_order():
     check_grad(make_scaled(4, -0.75), 2.5)  # a second factory: its own cells
 
 
+def make_recursive(c):
+    def gen(n):
+        if n > 0:
+            yield c * n
+            yield from gen(n - 1)
+
+    def h(x):
+        return sum(v * x for v in gen(3))
+
+    return h
+
+
+def make_consumer(c):
+    def gen(n):
+        for i in range(n):
+            yield c * i
+
+    def h():
+        return sum(gen(3))
+
+    return h
+
+
+def factory_called_in_the_function(x):  # the generator's captured value is differentiated
+    h = make_consumer(x * x)
+    return h() * x
+
+
+def test_a_recursive_factory_generator_and_a_factory_called_in_the_function():
+    check_grad(make_recursive(1.5), 1.3)
+    check_grad(factory_called_in_the_function, 1.3)
+
+
 def test_two_instances_of_a_factory_read_their_own_captures():
     small, large = make_network([(2, 1)]), make_network([(2, 2), (2, 1)])
     x = np.ones((3, 2))
@@ -152,6 +185,30 @@ def local_nested_consumer(x):
     return s
 
 
+def local_defaults(x):
+    def gen(k, scale=x * 2.0, *, off=x):  # differentiable defaults
+        for i in range(k):
+            yield scale * i + off
+
+    return sum(gen(3)) + sum(gen(2, off=1.0))
+
+
+def local_two_levels(x):
+    y = x * 3.0
+
+    def outer():
+        def gen():
+            yield y
+            yield x
+
+        def inner():
+            return sum(v * v for v in gen())
+
+        return inner()
+
+    return outer()
+
+
 def local_in_a_helper(x):
     def consume(y):
         def gen():
@@ -173,6 +230,8 @@ def local_in_a_helper(x):
         (local_recursive, (1.5,)),
         (local_nested_consumer, (0.5,)),
         (local_in_a_helper, (0.3,)),
+        (local_defaults, (1.3,)),
+        (local_two_levels, (1.3,)),
     ],
 )
 def test_a_generator_defined_in_the_function_is_differentiated(function, args):

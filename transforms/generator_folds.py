@@ -146,9 +146,18 @@ def fold_definition(generator: types.FunctionType, at: SourceLocation | None) ->
     if nested is not None:
         _NESTED_FOLDS[nested] = (code, made)
         mark(made, {n for n in (*GENERATOR_NAMES.get(nested, ()), own) if n in compiled.co_freevars})
-    else:
+    else:  # a factory's generator calling itself (or another of the factory's) through a cell
+        cells = dict(zip(code.co_freevars, generator.__closure__ or (), strict=True))
+        mark(made, {n for n, cell in cells.items() if is_generator_function(_contents(cell))})
         generator.__dict__[ATTRIBUTE] = (code, made)
     return made
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 #: a nested generator's Definition -> (its code, its fold's Definition), while the former is held

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable
 
@@ -22,6 +23,11 @@ def generator_fold(definition: Definition | None, generator: types.FunctionType)
     would), its defaults as they are now. `definition` is the fold's, or None for a generator
     defined in the transformed function (a new function at each run: its fold is found from it)."""
     if definition is None:
+        if not (isinstance(generator, types.FunctionType) and generator.__code__.co_flags & inspect.CO_GENERATOR):
+            raise TypeError(
+                f"cpsgrad: {generator!r} is iterated as the generator function its program was made for, but it is "
+                "not one (a variable holding a generator function was rebound)"
+            )
         definition = _FOLD_DEFINITION[0](generator, None)
     code = definition.code
     cells = None
