@@ -1,4 +1,4 @@
-"""The generator's switches for starred forms, try/with, `:=`, sets, calls for their effect and classes
+"""The generator's switches for starred forms, try/with, `:=`, sets, calls for their effect, classes and generators
 (cpsgrad/testing/forms.py and its modules): each switch draws its constructs (and off, does not),
 and a short derandomized soak of programs drawn with each passes check_program. Problems the
 generator found in cpsgrad are pinned at the end, xfail(strict=True) until fixed.
@@ -37,6 +37,13 @@ CONSTRUCTS = {
             "class-augmented-attribute", "class-list-attribute", "class-vector",
         },
         r"= (Acc0|Vec0)\(",
+    ),
+    "generators": (
+        {
+            "local-generator", "local-generator-sum", "local-generator-expression",
+            "local-generator-list-comprehension", "local-generator-next", "local-generator-loop",
+        },
+        r"def gen\d+\(k\):",
     ),
 }
 FIRST = {switch: sorted(constructs)[0] for switch, (constructs, _) in CONSTRUCTS.items()}

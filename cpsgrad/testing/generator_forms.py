@@ -71,31 +71,31 @@ def statement(builder, indent: str, kind: str, variable) -> list[str]:
     call = f"{name}({builder.trips()})"
     form = builder.draw(st.integers(0, 4))
     if form == 0:
-        builder.note("generator-sum")
+        builder.note("local-generator-sum")
         lines.append(f"{indent}{result} = sum({call})")
     elif form == 1:
-        builder.note("generator-expression")
+        builder.note("local-generator-expression")
         condition = f" if {item} > {builder.choose(['-0.5', '0.25', '1.0'])}" if builder.chance(3) else ""
         lines.append(f"{indent}{result} = 0.5 + sum({element} for {item} in {call}{condition})")
     elif form == 2:
-        builder.note("generator-list-comprehension")
+        builder.note("local-generator-list-comprehension")
         listed = builder.fresh("ys")
         lines += [
             f"{indent}{listed} = [{element} for {item} in {call}]",
             f"{indent}{result} = {listed}[0] + {listed}[-1]",
         ]
     elif form == 3:
-        builder.note("generator-next")
+        builder.note("local-generator-next")
         lines.append(f"{indent}{result} = next({call})")
     else:
-        builder.note("generator-loop")
+        builder.note("local-generator-loop")
         lines += [
             f"{indent}{result} = 0.0",
             f"{indent}for {item} in {call}:",
             f"{indent}    {result} = {result} + {element}",
         ]
         if builder.chance(3):
-            builder.note("generator-loop-break")
+            builder.note("local-generator-loop-break")
             lines += [f"{indent}    if {result} > {builder.choose(['1.0', '2.5'])}:", f"{indent}        break"]
     fn.scopes[-1][result] = variable(FLOAT)
     return lines
