@@ -1,7 +1,7 @@
 """The generator's switches for starred forms, try/with, `:=`, sets, calls for their effect, classes,
-numpy/scipy rule calls and list/dict subclasses (cpsgrad/testing/forms.py and its modules): each
-switch draws its constructs (and off, does not), and a short soak of programs drawn with each passes
-check_program. Problems the
+numpy/scipy rule calls, list/dict subclasses and generators (cpsgrad/testing/forms.py and its modules):
+each switch draws its constructs (and off, does not), and a short soak of programs drawn with each
+passes check_program. Problems the
 generator found in cpsgrad are pinned at the end, xfail(strict=True) until fixed.
 """
 
@@ -55,6 +55,13 @@ CONSTRUCTS = {
             "subclass-update-pairs",
         },
         r"(extend0|alias0|update0)\((Items0|Table0)\(",
+    ),
+    "generators": (
+        {
+            "local-generator", "local-generator-sum", "local-generator-expression",
+            "local-generator-list-comprehension", "local-generator-next", "local-generator-loop",
+        },
+        r"def gen\d+\(k\):",
     ),
 }
 FIRST = {switch: sorted(constructs)[0] for switch, (constructs, _) in CONSTRUCTS.items()}

@@ -81,8 +81,8 @@ def _products(x):
         yield x[i] * x[i + 1]
 
 
-def generator_in_a_generator_expression(x):
-    return sum(v * v for v in _products(x))
+def generator_in_a_generator_expression(x):  # two `for` clauses: refused (one over the call is taken)
+    return sum(v * w for v in _products(x) for w in x)
 
 
 def closure_appending(x):

@@ -17,8 +17,9 @@ _REJECTED: dict[type, tuple[str, str]] = {
     cst.Yield: (
         "yield",
         "a differentiated function cannot be a generator (grad needs one value); differentiate a function "
-        "that consumes it (s = sum(gen(...)), for v in gen(...): ...). A generator is differentiated only as "
-        "a module-level function iterated where it is called, by its name (docs/python-support.md, Generators)",
+        "that consumes it (s = sum(gen(...)), for v in gen(...): ...). A generator is differentiated only "
+        "iterated where it is called, by its name: a module-level function, a closure of an enclosing function "
+        "or a def of the consuming function, not one passed as an argument (docs/python-support.md, Generators)",
     ),
     cst.Await: ("await", "coroutines cannot be differentiated; write synchronous code"),
     cst.Global: (

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import dis
 import inspect
 import types
+import weakref
 
 import libcst as cst
 
 from cpsgrad.errors import SourceLocation, UnsupportedError
+from cpsgrad.runtime import generators as runtime_generators
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
 from cpsgrad.transforms import source as source_module
 from cpsgrad.transforms.bindings import ends_in_jump
@@ -45,19 +48,58 @@ def is_generator_function(value) -> bool:
     return isinstance(value, types.FunctionType) and inspect.isgeneratorfunction(value)
 
 
+@dataclasses.dataclass(frozen=True)
+class LocalGenerator:
+    """A generator function defined by a `def` of the transformed function (its only binding)."""
+
+    __name__: str
+
+
+#: a Definition -> the names its programs receive (captured values, parameters) that hold generator
+#: functions a transformed function defined with a `def` (their folds are found at run time)
+GENERATOR_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def mark(definition: Definition, names) -> None:
+    """Record that `names` of `definition`'s programs hold local generator functions."""
+    names = frozenset(names)
+    if names:
+        GENERATOR_NAMES[definition] = GENERATOR_NAMES.get(definition, frozenset()) | names
+
+
+def defined_names(definition: cst.FunctionDef) -> set[str]:
+    """The names `definition` binds with a nested `def` or `class` (outside nested functions)."""
+    return {node.name.value for node in _definitions(definition.body) if not isinstance(node, cst.Lambda)}
+
+
+def local_generators(definition: cst.FunctionDef, code: types.CodeType) -> dict[str, LocalGenerator]:
+    """The generator functions `definition` defines with a nested `def` (outside nested functions)
+    and binds nowhere else (its code stores the name once)."""
+    nested = DEFINITIONS.get(code)
+    found = {name: LocalGenerator(name) for name in GENERATOR_NAMES.get(nested, ())} if nested is not None else {}
+    for statement in _definitions(definition.body):
+        if isinstance(statement, cst.FunctionDef) and any(True for _ in _yields(statement.body)):
+            found[statement.name.value] = LocalGenerator(statement.name.value)
+    if not found:
+        return found
+    # (a name its program receives is stored once: by the unpacking of the environment)
+    stores = collections.Counter(
+        i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_FAST", "STORE_DEREF", "STORE_NAME")
+    )
+    return {name: value for name, value in found.items() if stores[name] <= 1}
+
+
 def fold_definition(generator: types.FunctionType, at: SourceLocation | None) -> Definition:
-    """The Definition of `generator`'s fold (made once per code object, kept on the function)."""
-    held = generator.__dict__.get(ATTRIBUTE)
+    """The Definition of `generator`'s fold (made once per code object, kept on the function; for
+    a generator defined in a transformed function, once per its Definition)."""
+    nested = DEFINITIONS.get(generator.__code__)
+    held = _NESTED_FOLDS.get(nested) if nested is not None else generator.__dict__.get(ATTRIBUTE)
     if held is not None and held[0] is generator.__code__:
         return held[1]
     code = generator.__code__
-    if code.co_freevars:
-        raise UnsupportedError(
-            at,
-            f"generator {generator.__qualname__} defined inside a function",
-            "define the generator at module level and pass what it reads from the enclosing function as arguments",
-        )
+    own = nested.own if nested is not None else None
     read = source_module.read(generator)
+    _check_captures(read, code, at)
     names = Namer(names_in(read.definition))
     fresh = {key: names.fresh(key) for key in _KEYS}
     rewriter = _Fold(read, fresh, names)
@@ -73,34 +115,85 @@ def fold_definition(generator: types.FunctionType, at: SourceLocation | None) ->
     else:
         params = params.with_changes(params=(*leading, *params.params))
     definition = cst.FunctionDef(cst.Name(code.co_name), params, body.with_changes(body=statements))
-    compiled = _compile(definition, generator.__globals__, f"<cpsgrad fold of {generator.__qualname__}>")
+    compiled = _compile(definition, code.co_freevars, f"<cpsgrad fold of {generator.__qualname__}>")
+    if compiled.co_freevars != code.co_freevars:  # the fold reads what the generator reads, through its cells
+        raise UnsupportedError(
+            at,
+            f"generator {generator.__qualname__} whose free variables its fold cannot keep",
+            "pass what the generator reads from the enclosing function as arguments",
+        )
     kwdefaults = generator.__kwdefaults__ or {}
     made = Definition(
         code=compiled,
         globals=generator.__globals__,
         name=code.co_name,
         qualname=generator.__qualname__,
-        captured=(),
-        own=None,
+        # its program takes them first, as a nested function's does; its adjoint is laid out as
+        # the generator's (captured values, then defaults: runtime.generators' rule hands it on)
+        captured=tuple(n for n in compiled.co_freevars if n != own),
+        own=own,
         positional_defaults=len(generator.__defaults__ or ()),
         keyword_defaults=tuple(p.name.value for p in params.kwonly_params if p.name.value in kwdefaults),
         source=dataclasses.replace(
-            read, definition=definition, positions=collections.ChainMap(rewriter.moved, read.positions)
+            read,
+            definition=definition,
+            positions=collections.ChainMap(rewriter.moved, read.positions),
+            captured=compiled.co_freevars,
         ),
         location=read.location(read.definition) or SourceLocation(read.filename, read.first_line, 1),
     )
     DEFINITIONS[compiled] = made
-    generator.__dict__[ATTRIBUTE] = (code, made)
+    if nested is not None:
+        _NESTED_FOLDS[nested] = (code, made)
+        mark(made, {n for n in (*GENERATOR_NAMES.get(nested, ()), own) if n in compiled.co_freevars})
+    else:  # a factory's generator calling itself (or another of the factory's) through a cell
+        cells = dict(zip(code.co_freevars, generator.__closure__ or (), strict=True))
+        mark(made, {n for n, cell in cells.items() if is_generator_function(_contents(cell))})
+        generator.__dict__[ATTRIBUTE] = (code, made)
     return made
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+#: a nested generator's Definition -> (its code, its fold's Definition), while the former is held
+_NESTED_FOLDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 _KEYS = ("consumer", "consumer_env", "consumer_state", "consumer_flag", "consumer_value")
 
 
-def _compile(definition: cst.FunctionDef, globals_: dict, filename: str) -> types.CodeType:
-    text = cst.Module(body=[definition]).code
-    module = compile(text, filename, "exec")
-    return next(c for c in module.co_consts if isinstance(c, types.CodeType))
+def _compile(definition: cst.FunctionDef, free: tuple[str, ...], filename: str) -> types.CodeType:
+    """The code of `definition`; with `free`, compiled inside a function binding those names, so
+    that it reads them as free variables (cells), as the generator does."""
+    if not free:
+        module = compile(cst.Module(body=[definition]).code, filename, "exec")
+        return next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    names = Namer(names_in(definition) | set(free))
+    outer = names.fresh("enclosing")
+    binding = cst.parse_statement(f"{', '.join(free)} = {', '.join('None' for _ in free)}\n")
+    enclosing = cst.FunctionDef(cst.Name(outer), cst.Parameters(), cst.IndentedBlock([binding, definition]))
+    module = compile(cst.Module(body=[enclosing]).code, filename, "exec")
+    wrapper = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in wrapper.co_consts if isinstance(c, types.CodeType))
+
+
+def _check_captures(read, code: types.CodeType, at: SourceLocation | None) -> None:
+    """Refuse a generator that rebinds a variable of the enclosing function (`nonlocal`): its fold
+    reads the captured values as its program's parameters."""
+    for node in _walk(read.definition.body):
+        if isinstance(node, cst.Nonlocal):
+            names = ", ".join(n.name.value for n in node.names)
+            raise UnsupportedError(
+                read.location(node) or at,
+                f"nonlocal {names} in a generator",
+                "pass the value in as an argument and hand the new value back through what the generator yields "
+                "(or assign it in the consumer's loop)",
+            )
 
 
 class _Fold(Preserving):
@@ -212,6 +305,15 @@ def _yields(node: cst.CSTNode):
             yield inner
 
 
+def _definitions(node: cst.CSTNode):
+    """The nested defs, lambdas and classes under `node`, not those inside them."""
+    for child in node.children:
+        if isinstance(child, _NESTED):
+            yield child
+        else:
+            yield from _definitions(child)
+
+
 def _walk(node: cst.CSTNode):
     yield node
     for child in node.children:
@@ -227,3 +329,6 @@ class _Substitute(cst.CSTTransformer):
 
     def leave_Name(self, original, updated):
         return self.values.get(original.value, updated)
+
+
+runtime_generators.install(fold_definition)

@@ -130,7 +130,10 @@ class Hoister:
             hoisted.append(self._assign(name, node, node))
             replacements[node] = cst.Name(name)
         form = self.consumer(call)
-        generator = syntax.dotted_name(syntax.strip_parentheses(call.args[0].value).func) or "generator"
+        consumed = syntax.strip_parentheses(call.args[0].value)
+        if isinstance(consumed, cst.GeneratorExp):  # over a generator call (generator_comprehensions.py)
+            consumed = syntax.strip_parentheses(consumed.for_in.iter)
+        generator = syntax.dotted_name(consumed.func) or "generator"
         name = self.fresh(f"{form}_{generator.replace('.', '_')}")
         self.made.add(name)
         hoisted.append(self._assign(name, call, call))

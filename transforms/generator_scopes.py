@@ -179,7 +179,9 @@ def bound_before(statements: list, anchor: cst.CSTNode) -> set[str]:
                 if any(contains(s, anchor) for s in block):
                     return bound | bound_before(block, anchor)
             return bound
-        if isinstance(statement, cst.SimpleStatementLine):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assign):
                     bound |= {n for t in small.targets for n in target_names(t.target)}

@@ -40,9 +40,11 @@ from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
 from cpsgrad.transforms import (
     closures,
+    generator_comprehensions,
     generator_consumers,
     generator_folds,
     generator_hoist,
+    generator_jumps,
     generator_objects,
     syntax,
 )
@@ -56,7 +58,8 @@ _FORMS = generator_consumers.FORMS
 _ADVICE = (
     "iterate the call where it is made: `for v in gen(...)`, `s = sum(gen(...))`, `ys = list(gen(...))`, "
     "`v = next(gen(...))` (or `next(gen(...), default)`), `max(gen(...))` (min, any, all, sorted, tuple too), "
-    "`for i, v in enumerate(gen(...))`, `for v, b in zip(gen(...), bs)`; such a consumer may sit inside an "
+    "`for i, v in enumerate(gen(...))`, `for v, b in zip(gen(...), bs)`, `sum(f(v) for v in gen(...) if c)` and "
+    "`[f(v) for v in gen(...)]` (one `for` clause over the call); such a consumer may sit inside an "
     "expression Python evaluates unconditionally (`2 * sum(gen(x))`), not under `and`/`or`, a conditional "
     "expression, a later comparison of a chain, an `elif` or `while` test, a comprehension or a lambda: there "
     "assign it to a name first"
@@ -67,7 +70,9 @@ def lift(read: FunctionSource) -> closures.Lifted:
     """closures.lift, after rewriting the loops over generators of `read`'s function."""
     consumers = _Consumers(read)
     if not consumers.any_generator():
-        return closures.lift(read)
+        return consumers.marked(closures.lift(read))
+    read = consumers.listed()
+    consumers = _Consumers(read)
     read = generator_objects.rewrite(consumers, read)
     consumers = _Consumers(read)
     read = consumers.hoisted()
@@ -79,7 +84,7 @@ def lift(read: FunctionSource) -> closures.Lifted:
     lifted = closures.lift(dataclasses.replace(read, definition=definition, positions=positions))
     lifted.definitions.update(consumers.definitions)
     lifted.bindings.update(consumers.bindings)
-    return lifted
+    return consumers.marked(lifted)
 
 
 class _Consumers(scopes.Preserving):
@@ -89,17 +94,32 @@ class _Consumers(scopes.Preserving):
         self.original = read.definition
         code = read.function.__code__
         self.parameters = set(names_in(read.definition.params)) | set(read.captured) | set(code.co_freevars)
-        self.locals = assigned_names(read.definition) | self.parameters
-        self.resolver = Resolver(read.function, self.locals)
+        defined = generator_folds.defined_names(read.definition)
+        self.locals = assigned_names(read.definition) | defined | self.parameters
+        # a free variable is looked up in the function's cells (a generator of an enclosing
+        # factory); one its program takes as a parameter (a nested definition's) is not
+        resolved_locals = assigned_names(read.definition) | defined | set(names_in(read.definition.params))
+        resolved_locals |= set(read.captured)
+        self.resolver = Resolver(read.function, resolved_locals)
         self.namer = Namer(names_in(read.definition))
         self.generated: set[str] = set()
         self.definitions: dict[str, Definition] = {}
         self.bindings: dict[str, object] = {}
+        self.local_generators = generator_folds.local_generators(read.definition, code)
+
+    def marked(self, lifted: closures.Lifted) -> closures.Lifted:
+        """`lifted`, its nested definitions told which of their captured names hold this function's
+        local generators (their own loops over them are rewritten when they are transformed)."""
+        for definition in lifted.definitions.values():
+            generator_folds.mark(definition, set(definition.captured) & set(self.local_generators))
+        return lifted
 
     # ---- what is a generator call ---------------------------------------------------------------
     def generator(self, node: cst.BaseExpression):
         if not isinstance(node, cst.Call):
             return None
+        if isinstance(node.func, cst.Name) and node.func.value in self.local_generators:
+            return self.local_generators[node.func.value]
         value = self.resolver.resolve(node.func)
         if not generator_folds.is_generator_function(value):
             return None
@@ -110,10 +130,26 @@ class _Consumers(scopes.Preserving):
         """`sum`, `max`, ... when `call` is such a builtin's call of a generator call, else None."""
         if not call.args or call.args[0].star or call.args[0].keyword or scopes.shadowed(call.func, self.locals):
             return None
-        if self.generator(syntax.strip_parentheses(call.args[0].value)) is None:
+        argument = call.args[0].value
+        if self.generator(syntax.strip_parentheses(argument)) is None and self.over(argument) is None:
             return None
         builtin = self.resolver.resolve(call.func)
         return _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
+
+    def over(self, node: cst.BaseExpression) -> cst.GeneratorExp | None:
+        """`node` when it is a generator expression over a generator call, or `zip`/`enumerate` of one
+        (generator_comprehensions.py)."""
+        return generator_comprehensions.over(node, self.consumed)
+
+    def listed(self) -> FunctionSource:
+        """`read` with its list comprehensions over a generator call as the list of a generator expression."""
+        moved: dict = {}
+        rewriter = generator_comprehensions.AsConsumers(self.consumed, self.read.positions, moved)
+        definition = self.original.visit(rewriter)
+        if definition is self.original:
+            return self.read
+        positions = collections.ChainMap(moved, self.read.positions)
+        return dataclasses.replace(self.read, definition=definition, positions=positions)
 
     def consumer_form_of(self, call: cst.Call) -> str | None:
         """`sum`, `next`, ... when `call` is such a builtin's call (whatever its argument)."""
@@ -149,8 +185,13 @@ class _Consumers(scopes.Preserving):
                     allowed |= {id(syntax.strip_parentheses(a.value)) for a in iterable.args}
             elif isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
                 value = getattr(node.body[0], "value", None)
-                if isinstance(value, cst.Call) and value.args and syntax.dotted_name(value.func) in _FORMS.values():
+                folded = isinstance(value, cst.Call) and value.args
+                if folded and generator_comprehensions.form_name(value.func) in _FORMS.values():
                     allowed.add(id(syntax.strip_parentheses(value.args[0].value)))
+                    expression = self.over(value.args[0].value)
+                    if expression is not None:
+                        iterable = generator_comprehensions.generator_call(expression)
+                        allowed |= {id(iterable), *(id(syntax.strip_parentheses(a.value)) for a in iterable.args)}
         for node in scopes.calls(self.original):
             if id(node) not in allowed and self.generator(node) is not None:
                 self.reject(node, "generator call in this position", _ADVICE)
@@ -195,7 +236,10 @@ class _Consumers(scopes.Preserving):
         builtin = self.resolver.resolve(value.func) if not scopes.shadowed(value.func, self.locals) else None
         form = _FORMS.get(builtin) if isinstance(builtin, types.BuiltinFunctionType | type) else None
         generator_call = syntax.strip_parentheses(value.args[0].value)
-        if self.generator(generator_call) is None:
+        expression = self.over(generator_call)
+        if expression is not None:
+            generator_call = generator_comprehensions.generator_call(expression)
+        elif self.generator(generator_call) is None:
             return updated
         if form is None or value.args[0].star or value.args[0].keyword:
             self.reject(generator_call, "generator call in this position", _ADVICE)
@@ -204,8 +248,16 @@ class _Consumers(scopes.Preserving):
         before, step, after, carried = generator_consumers.loop_parts(
             form, value, accumulator, item, self.fresh, self.parameters.__contains__, self.reject
         )
-        loop = cst.For(cst.Name(item), generator_call, cst.IndentedBlock(step))
-        rewritten = self.loop(loop, original, carried)
+        if expression is not None:
+            loop = generator_comprehensions.loop(expression, item, step, self.fresh, self.reject)
+        else:
+            loop = cst.For(cst.Name(item), generator_call, cst.IndentedBlock(step))
+        iterable = syntax.strip_parentheses(loop.iter)
+        if self.generator(iterable) is None:  # a comprehension over zip/enumerate of a generator call
+            found = [a for a in iterable.args if self.generator(syntax.strip_parentheses(a.value)) is not None]
+            rewritten = self.wrapped(loop, original, iterable, found[0], carried)
+        else:
+            rewritten = self.loop(loop, original, carried)
         result = updated.with_changes(body=[small.with_changes(value=cst.Name(accumulator))])
         if isinstance(small, cst.Expr):
             result = None
@@ -237,7 +289,7 @@ class _Consumers(scopes.Preserving):
                 self.moved.setdefault(statement, self.read.positions[original])
         return cst.FlattenSentinel(statements)
 
-    def wrapped(self, node: cst.For, original: cst.For, iterable: cst.Call, found: cst.Arg) -> list:
+    def wrapped(self, node: cst.For, original, iterable: cst.Call, found: cst.Arg, extra=frozenset()) -> list:
         """`enumerate(gen(...), start)` and `zip(gen(...), bs, ...)` as a loop over `gen(...)`."""
         generator_call = syntax.strip_parentheses(found.value)
         item, count = self.fresh("item"), self.fresh("count")
@@ -283,7 +335,7 @@ class _Consumers(scopes.Preserving):
             head = [cst.parse_statement(f"if {short}:\n    break\n"), _line(f"TARGET = {elements}", TARGET=node.target)]
             head.append(_line(f"{count} = {count} + 1"))
         loop = node.with_changes(target=cst.Name(item), iter=generator_call, body=cst.IndentedBlock([*head, *body]))
-        carried = {count, *sequences}
+        carried = {count, *sequences, *extra}
         return [*before, *self.loop(loop, original, carried)]
 
     def loop(self, node: cst.For, anchor: cst.CSTNode, carried: set | frozenset = frozenset()) -> list:
@@ -331,7 +383,7 @@ class _Consumers(scopes.Preserving):
         label = self.fresh(f"for_{syntax.dotted_name(call.func).replace('.', '_')}")
         names = {k: self.fresh(f"{label}_{k}") for k in ("item", "env", "state", "fold", "flag", "value")}
         packed = _tuple(state)
-        jumps = _Jumps(packed, self.read.positions, self.moved)
+        jumps = generator_jumps.Jumps(packed, self.read.positions, self.moved)
         rewritten = [s.visit(jumps) for s in body]
         head = []
         if env:
@@ -344,8 +396,12 @@ class _Consumers(scopes.Preserving):
         step = cst.FunctionDef(cst.Name(label), params, cst.IndentedBlock([*head, *rewritten, *tail]))
         definition_label = self.fresh(f"def_{label}")
         self.definitions[definition_label] = self.definition(step, label, anchor)
-        fold_label = self.fresh(f"def_fold_{generator.__name__}")
-        self.definitions[fold_label] = generator_folds.fold_definition(generator, self.read.location(call))
+        generator_folds.mark(self.definitions[definition_label], set(env) & set(self.local_generators))
+        if isinstance(generator, generator_folds.LocalGenerator):  # a new function at each run: its fold then
+            fold_label = "None"
+        else:
+            fold_label = self.fresh(f"def_fold_{generator.__name__}")
+            self.definitions[fold_label] = generator_folds.fold_definition(generator, self.read.location(call))
         arguments = [cst.Arg(cst.Name(label)), cst.Arg(_tuple(env)), cst.Arg(packed), *call.args]
         out = [_line(f'{name} = cpsgrad_runtime.unbound("{name}")') for name in unbound]
         out += [
@@ -389,7 +445,11 @@ class _Consumers(scopes.Preserving):
 
     def definition(self, step: cst.FunctionDef, label: str, anchor) -> Definition:
         read = self.read
-        text = cst.Module(body=[step]).code
+        # the code a call runs as plain Python (where nothing in it is differentiated) has the user's
+        # globals, which hold no cpsgrad_runtime: the consumers' appends are written as what they do
+        plain = step.visit(generator_jumps.PlainAppends())
+        assert "cpsgrad_runtime" not in names_in(plain), "a loop body's plain code reads cpsgrad_runtime"
+        text = cst.Module(body=[plain]).code
         module = compile(text, f"<cpsgrad loop body {label} of {read.function.__qualname__}>", "exec")
         code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
         positions = collections.ChainMap(self.moved, read.positions)
@@ -408,44 +468,6 @@ class _Consumers(scopes.Preserving):
         )
         DEFINITIONS[code] = made
         return made
-
-
-class _Jumps(scopes.Preserving):
-    """The loop body's own `break`/`continue`, and every `return`, as the consumer's returns."""
-
-    def __init__(self, state: cst.Tuple, positions, moved: dict):
-        super().__init__(positions, moved)
-        self.state = state
-        self.depth = 0
-        self.returns = False
-
-    def visit_For(self, node) -> None:
-        self.depth += 1
-
-    def leave_For(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def visit_While(self, node) -> None:
-        self.depth += 1
-
-    def leave_While(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def _return(self, flag: str, value: cst.BaseExpression | None) -> cst.Return:
-        value = value if value is not None else cst.Name("None")
-        return cst.Return(cst.Tuple([cst.Element(cst.Integer(flag)), cst.Element(self.state), cst.Element(value)]))
-
-    def leave_Break(self, original, updated):
-        return updated if self.depth else self._return("1", None)
-
-    def leave_Continue(self, original, updated):
-        return updated if self.depth else self._return("0", None)
-
-    def leave_Return(self, original, updated):
-        self.returns = True
-        return self._return("2", updated.value)
 
 
 def _strict_false(argument: cst.Arg) -> bool:

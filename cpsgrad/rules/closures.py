@@ -25,3 +25,11 @@ def make_partial(function, arguments, names, values):
     function_d += cpsgrad_runtime.item(y_d, 0)
     arguments_d += cpsgrad_runtime.item(y_d, 1)
     values_d += cpsgrad_runtime.item(y_d, 2)
+
+
+@rule(cpsgrad_runtime.generator_fold)
+def generator_fold(definition, generator):
+    # the fold's adjoint is laid out as the generator's environment (transforms/generator_folds.py)
+    y = cpsgrad_runtime.generator_fold(definition, generator)
+    y_d = yield y
+    generator_d += y_d

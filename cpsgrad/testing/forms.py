@@ -10,7 +10,9 @@ calls for their effect), `classes` (class_forms.py: module-level plain classes w
 and methods, their attributes written and changed in place, bound methods as values), `rules`
 (rule_forms.py: calls of cpsgrad's numpy/scipy rules, in expressions and as statements; the
 catalogue is rule_calls.py), `subclasses` (subclass_forms.py: `x op= y` on list and dict
-subclasses, a plain list's `+=` of a tuple, user methods named `get` and `pop`). The
+subclasses, a plain list's `+=` of a tuple, user methods named `get` and `pop`), `generators`
+(generator_forms.py: a generator defined in the function, reading its variables, consumed by
+`sum`, `next`, a generator expression, a list comprehension or a loop). The
 generator asks this module for the statement kinds that are on (`kinds`, generator/statements.py),
 hands it a drawn kind (`statement`) and the module-level helpers (`helpers`, generator/functions.py),
 and puts `Forms.imports` and `Forms.prelude` (definitions the statements need) at the top of the
@@ -21,9 +23,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cpsgrad.testing import class_forms, everyday_forms, exception_forms, rule_forms, starred_forms, subclass_forms
+from cpsgrad.testing import (
+    class_forms,
+    everyday_forms,
+    exception_forms,
+    generator_forms,
+    rule_forms,
+    starred_forms,
+    subclass_forms,
+)
 
-SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes", "rules", "subclasses")
+SWITCHES = ("starred", "exceptions", "walrus", "sets", "effects", "classes", "rules", "subclasses", "generators")
 
 
 @dataclass
@@ -61,7 +71,7 @@ class Forms:
         return name
 
 
-FAMILIES = (starred_forms, exception_forms, everyday_forms, class_forms, rule_forms, subclass_forms)
+FAMILIES = (starred_forms, exception_forms, everyday_forms, class_forms, rule_forms, subclass_forms, generator_forms)
 KINDS = tuple(kind for module in FAMILIES for kind in module.KINDS)
 
 

@@ -69,6 +69,7 @@ def programs(
     classes: bool = True,
     rules: bool = True,
     subclasses: bool = True,
+    generators: bool = True,
     max_helpers: int = 3,
     max_statements: int = 6,
     max_depth: int = 3,
@@ -114,7 +115,9 @@ def programs(
       scipy rules (ufuncs on their domains, reductions, sorting, arrangements, einsum, linalg on
       well-conditioned matrices, fft, scipy.special, scipy.stats.norm) in expressions and
       statements; `subclasses`: `x op= y` on list/dict subclasses and user methods named like a
-      container's (forms.py and its modules).
+      container's; `generators`: a generator defined in the function, reading its variables,
+      consumed by `sum`, `next`, a generator expression, a list comprehension or a loop (forms.py
+      and its modules).
     - `max_helpers`: generated module-level helpers (0 to this many; each may call earlier ones).
     - `max_statements`: statements in the entry function, counting nested ones.
     - `max_depth`: operators deep in one expression.
