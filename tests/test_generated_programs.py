@@ -40,7 +40,7 @@ def test_generated_programs(program):
     programs(
         numpy=False, containers=False, recursion=False, max_helpers=0,
         starred=False, exceptions=False, walrus=False, sets=False, effects=False, classes=False, subclasses=False,
-        mutation=False,
+        generators=False, mutation=False,
     )
 )
 def test_arithmetic_and_control_flow_only(program):

@@ -222,8 +222,20 @@ def scale_in_place(v):
 
 def reads_after_a_writer(x):
     y = x * 1.0
-    z = scale_in_place(y)
+    z = scale_in_place(y)  # scale_in_place's variant returns y too: y is bound to it again
     return np.sum(y * z)
+
+
+def jax_reads_after_a_writer(x):
+    y = x * 2.0
+    return jnp.sum(y * y)
+
+
+def reads_after_a_writer_through_another_name(x):
+    y = x * 1.0
+    held = y
+    scale_in_place(y)
+    return np.sum(held * x)
 
 
 def tuple_holds_written(x):
@@ -253,9 +265,11 @@ CASES = [
     Case(fluid_steps, (arrays(4), arrays(4), ints(0, 3)), argnums=(0, 1), jax=jax_fluid_steps),
     Case(alias_read_after, (floats(-2.0, 2.0),), jax=jax_alias_read_after),
     Case(view_read_after, (floats(-2.0, 2.0),), jax=jax_view_read_after),
+    Case(reads_after_a_writer, (arrays(3),), jax=jax_reads_after_a_writer),
 ]
 
 REFUSED = [
-    (reads_after_a_writer, (np.ones(3),), r"scale_in_place writes into the array of its parameter v"),
+    (reads_after_a_writer_through_another_name, (np.ones(3),),
+     r"scale_in_place__written writes into the array of its parameter v"),
     (tuple_holds_written, (np.ones(3),), r"read of pair after a write into the array it shares"),
 ]
