@@ -7,8 +7,8 @@ sized for 32x32 images): a 3x3 stride-2 convolution and relu, then fire modules 
 max pool after the second and the fourth. A fire module squeezes its input with a 1x1
 convolution (``s`` channels, relu) and expands it with a 1x1 and a 3x3 convolution side by side
 (``e`` channels each, relu), concatenated along the channels (``np.concatenate(..., axis=1)``).
-The classifier is SqueezeNet's: dropout 0.5, a 1x1 convolution to the classes, relu, global
-average pooling. With ``width`` w the fire modules are (s, e) = (w/2, w), (w/2, w), (w, 2w),
+The classifier is SqueezeNet's less its last relu (scores that can be negative train from the
+first step): dropout 0.5, a 1x1 convolution to the classes, global average pooling. With ``width`` w the fire modules are (s, e) = (w/2, w), (w/2, w), (w, 2w),
 (w, 2w), (3w/2, 3w), (3w/2, 3w).
 
 ``cpsgrad.value_and_grad`` differentiates ``loss`` with respect to the parameter dict (each
@@ -52,16 +52,15 @@ def layers(width: int, classes: int, in_channels: int = 3) -> dict[str, tuple[in
 
 
 def init(rng: np.random.Generator, width: int = 16, classes: int = 8, dtype=np.float32):
-    """``(params, state)``: PyTorch's Conv2d default (weights and biases uniform in
-    +-1/sqrt(fan in)), the final convolution too (torchvision's deviation-0.01 normal leaves a
-    network this shallow stuck at ln 8 for hundreds of steps). There is no state (no batch
-    norm): ``state`` is an empty dict."""
+    """``(params, state)``: convolutions He-uniform (bound sqrt(6 / fan in), as torchvision's
+    SqueezeNet), biases zero. There is no state (no batch norm): ``state`` is an empty dict."""
     params = {}
-    shapes = layers(width, classes)
-    for name, shape in shapes.items():
-        weight = shapes[name[:-2] + "_w"]
-        bound = 1 / np.sqrt(weight[1] * weight[2] * weight[3])
-        params[name] = rng.uniform(-bound, bound, shape).astype(dtype)
+    for name, shape in layers(width, classes).items():
+        if name.endswith("_b"):
+            params[name] = np.zeros(shape, dtype)
+        else:
+            bound = np.sqrt(6 / (shape[1] * shape[2] * shape[3]))
+            params[name] = rng.uniform(-bound, bound, shape).astype(dtype)
     return params, {}
 
 
@@ -85,7 +84,7 @@ def logits(params, state, images, training: bool, seed: int = 0):
         if index in POOL_AFTER:
             x = nn.max_pool2d(x, 2)
     x = nn.dropout(x, 0.5, seed=seed, training=training)
-    x = conv_relu(x, params, "classifier")
+    x = nn.conv2d(x, params["classifier_w"], params["classifier_b"])
     return nn.global_avg_pool2d(x)
 
 
@@ -98,7 +97,7 @@ loss_and_gradients = cpsgrad.value_and_grad(loss)
 
 MODEL = vision_training.Model(
     name="squeezenet", title="SqueezeNet", init=init, logits=logits, step=loss_and_gradients,
-    width=16, lr=0.02, weight_decay=5e-4, seeded=True)
+    width=16, lr=0.05, weight_decay=5e-4, seeded=True)
 
 if __name__ == "__main__":
     sys.exit(vision_training.main(MODEL))
