@@ -14,7 +14,8 @@ statistics (``nn.batch_norm_statistics``, PyTorch's momentum 0.1), which evaluat
 running statistics live in a second dict, ``state`` (not differentiated): the helpers return
 the statistics they move to and ``loss`` stores them into ``state``. ``cpsgrad.optim.SGD``
 (momentum 0.9, weight decay 5e-4) updates the parameters. Data:
-docs/examples/datasets/colour_crops.py (8 photos, 32x32 crops); the training loop, progress bar and curves are docs/examples/vision_training.py's.
+docs/examples/datasets/colour_crops.py (8 photos, 32x32 crops); the training loop, progress bar
+and curves are docs/examples/vision_training.py's.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ max pool after the second and the fourth. A fire module squeezes its input with 
 convolution (``s`` channels, relu) and expands it with a 1x1 and a 3x3 convolution side by side
 (``e`` channels each, relu), concatenated along the channels (``np.concatenate(..., axis=1)``).
 The classifier is SqueezeNet's less its last relu (scores that can be negative train from the
-first step): dropout 0.5, a 1x1 convolution to the classes, global average pooling. With ``width`` w the fire modules are (s, e) = (w/2, w), (w/2, w), (w, 2w),
-(w, 2w), (3w/2, 3w), (3w/2, 3w).
+first step): dropout 0.5, a 1x1 convolution to the classes, global average pooling. With
+``width`` w the fire modules are (s, e) = (w/2, w), (w/2, w), (w, 2w), (w, 2w), (3w/2, 3w),
+(3w/2, 3w).
 
 ``cpsgrad.value_and_grad`` differentiates ``loss`` with respect to the parameter dict (each
 step's dropout mask drawn from that step's seed); ``cpsgrad.optim.SGD`` (momentum 0.9) updates
