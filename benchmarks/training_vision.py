@@ -7,9 +7,12 @@ weight decay 5e-4), float32 as both train.
 Each peer runs ``--steps`` steps after ``--warmup`` untimed ones (cpsgrad's first call
 transforms and compiles; PyTorch's first allocates); the figure is the median of ``--repeats``
 timed runs of the steps, reported as milliseconds a step and as the ratio cpsgrad / PyTorch
-(below 1: cpsgrad faster). The two loss curves are compared step by step: float32 arithmetic in
-a different order makes them drift apart slowly, so the check is on the first ``CURVE_STEPS``
-steps (relative CURVE_TOLERANCE) and the mean of the rest (MEAN_TOLERANCE).
+(below 1: cpsgrad faster). The two loss curves are compared step by step. In float64 they agree
+to 1e-14 over many steps (tests/test_vision_models.py), but in float32 the training is chaotic
+at this learning rate: PyTorch against itself from weights changed by 1e-7 (relative) differs
+by 2e-3 at step 4 and 4e-2 at step 8 (the "perturbed" column measures it each run). So the
+first ``CURVE_STEPS`` steps are held to CURVE_TOLERANCE and the mean of the rest to
+MEAN_TOLERANCE or, where larger, CHAOS_FACTOR times the perturbed run's difference.
 
     python benchmarks/training_vision.py [--quick] [--models squeezenet,resnet] [--steps N]
                                          [--batch 32] [--width W] [--plot PNG]
@@ -44,9 +47,11 @@ from cpsgrad import optim  # noqa: E402
 
 MODELS = {"squeezenet": squeezenet, "resnet": resnet}
 TARGET = 1.5  # cpsgrad's time a step at most 1.5x PyTorch eager's (issue 20)
-CURVE_STEPS = 5
-CURVE_TOLERANCE = 1e-3  # relative, float32, over the first CURVE_STEPS steps
-MEAN_TOLERANCE = 0.05  # relative, the mean loss of the remaining steps
+CURVE_STEPS = 2
+CURVE_TOLERANCE = 1e-4  # relative, float32, over the first CURVE_STEPS steps
+MEAN_TOLERANCE = 0.02  # relative, the mean loss of the remaining steps
+CHAOS_FACTOR = 3.0  # how far beyond the perturbed run's difference of the mean cpsgrad's may be
+PERTURBATION = 1e-7
 LR, MOMENTUM, WEIGHT_DECAY = 0.05, 0.9, 5e-4
 
 
@@ -130,9 +135,11 @@ def measure(name: str, width: int, batch: int, steps: int, warmup: int, repeats:
         timings["torch"].append(seconds)
     ms = {peer: 1e3 * float(np.median(values)) / steps for peer, values in timings.items()}
     first, rest = compare(curves["cpsgrad"], curves["torch"])
+    perturbed = ({k: (v * (1 + PERTURBATION)).astype(v.dtype) for k, v in initial[0].items()}, initial[1])
+    chaos = compare(run_torch(module, perturbed, data)[0], curves["torch"])[1]
     return {"model": name, "width": width, "batch": batch, "steps": steps, "ms": ms,
-            "ratio": ms["cpsgrad"] / ms["torch"], "curve_first": first, "curve_rest": rest, "curves": curves,
-            "parameters": sum(v.size for v in initial[0].values())}
+            "ratio": ms["cpsgrad"] / ms["torch"], "curve_first": first, "curve_rest": rest, "chaos": chaos,
+            "curves": curves, "parameters": sum(v.size for v in initial[0].values())}
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -170,16 +177,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"training_vision: {platform.processor() or platform.machine()}, one thread each, float32, "
           f"{steps} SGD steps of batch {arguments.batch} after {arguments.warmup} untimed, median of {repeats}")
     print(f"{'model':<11} {'width':>5} {'params':>8} {'cpsgrad ms':>11} {'torch ms':>9} {'ratio':>6}  "
-          f"{'curves (first ' + str(CURVE_STEPS) + ', rest mean)':<28}")
+          f"curves: first {CURVE_STEPS}, rest mean (perturbed torch)")
     rows, ok = [], True
     for name in arguments.models.split(","):
         width = arguments.width or MODELS[name].MODEL.width
         row = measure(name, width, arguments.batch, steps, arguments.warmup, repeats, train)
-        agree = row["curve_first"] <= CURVE_TOLERANCE and row["curve_rest"] <= MEAN_TOLERANCE
+        allowed = max(MEAN_TOLERANCE, CHAOS_FACTOR * row["chaos"])
+        agree = row["curve_first"] <= CURVE_TOLERANCE and row["curve_rest"] <= allowed
         ok &= agree
         target = "within" if row["ratio"] <= TARGET else "MISSES"
-        print(f"{name:<11} {width:>5} {row['parameters']:>8} {row['ms']['cpsgrad']:>11.1f} {row['ms']['torch']:>9.1f} "
-              f"{row['ratio']:>6.2f}  {row['curve_first']:.1e}, {row['curve_rest']:.1e} "
+        print(f"{name:<11} {width:>5} {row['parameters']:>8} {row['ms']['cpsgrad']:>11.1f} "
+              f"{row['ms']['torch']:>9.1f} "
+              f"{row['ratio']:>6.2f}  {row['curve_first']:.1e}, {row['curve_rest']:.1e} ({row['chaos']:.1e}) "
               f"{'agree' if agree else 'DISAGREE'}  ({target} the {TARGET}x target)")
         rows.append(row)
     if arguments.plot:

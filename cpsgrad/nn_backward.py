@@ -9,7 +9,7 @@ backward (``cpsgrad.kernels.dispatch(op, ...).backward(adjoint, residuals)``) ne
   (relu leaky_relu hardtanh softplus: ``x``; sigmoid softmax log_softmax: the output;
   embedding, pad, global_avg_pool2d: shapes and indices), at no cost;
 * by running the op's forward once more otherwise (every op on a CUDA device, and on the CPU
-  conv2d's im2col columns and product, the pooling arg-max, cross-entropy's probabilities,
+  conv2d's im2col columns (not its product), the pooling arg-max, cross-entropy's probabilities,
   logsumexp, batch_norm's statistics, dropout's mask drawn again from its seed, the LSTM/GRU
   gates): one extra forward per backward.
 
@@ -246,7 +246,14 @@ def conv2d(y_d, x, w, b, *, stride, padding, dilation, groups):
     if _zero(y_d):
         return 0.0, 0.0, 0.0
     params = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
-    return _backward("conv2d", y_d, (x, w, b), params)
+
+    def columns():  # on the CPU the backward needs im2col's columns, not the forward's product
+        from cpsgrad.kernels.cpu.conv import conv2d_columns
+
+        shape, saved = conv2d_columns(x, w, b, **params)
+        return _shaped(shape, w.dtype), saved
+
+    return _backward("conv2d", y_d, (x, w, b), params, columns)
 
 
 def max_pool2d(y_d, x, kernel_size, *, stride, padding):
@@ -302,7 +309,15 @@ def batch_norm(y_d, x, gamma, beta, running_mean, running_var, *, training, eps)
     if _zero(y_d):
         return 0.0, 0.0, 0.0
     inputs = (x, gamma, beta, running_mean, running_var)
-    return _backward("batch_norm", y_d, inputs, {"training": training, "eps": eps})
+
+    def normalized():  # on the CPU the backward needs the normalised x, not the scaled output
+        from cpsgrad.kernels.cpu.normalization import batch_norm_normalized
+
+        normal, mean, var, saved = batch_norm_normalized(*inputs, training=training, eps=eps)
+        output = _shaped(normal.shape, np.result_type(normal, gamma, beta))  # y's shape and dtype
+        return (output, mean, var), saved
+
+    return _backward("batch_norm", y_d, inputs, {"training": training, "eps": eps}, normalized)
 
 
 def batch_norm_statistics(grads, x, gamma, running_mean, running_var, training, eps):

@@ -48,6 +48,12 @@ def _col2im(cols, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dil_h, d
                                 grad_x[image, channel, y, x_] += cols[image, row, oy * out_w + ox]
 
 
+def _pointwise(layout: tuple) -> bool:
+    """Whether ``layout`` (kernel, strides, padding, dilations) is a 1x1 kernel, stride 1 and no
+    padding: im2col's columns are then the input's own values, in its order."""
+    return layout[:6] == (1, 1, 1, 1, 0, 0)
+
+
 def _geometry(x, w, b, stride, padding, dilation, groups):
     if x.ndim != 4 or w.ndim != 4:
         raise ValueError(f"conv2d: expected x (N, C, H, W) and w (F, C/groups, KH, KW), got {x.shape} and {w.shape}")
@@ -70,19 +76,31 @@ def _geometry(x, w, b, stride, padding, dilation, groups):
     return (kernel_h, kernel_w, *steps, *pads, *dilations), tuple(out)
 
 
-def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
-    """Cross-correlation of ``x`` (N, C, H, W) with ``w`` (F, C/groups, KH, KW), plus ``b`` (F,)."""
+def conv2d_columns(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """What ``conv2d_backward`` needs, without the product: ``(output shape, saved)``. The
+    backward of a rule, which sees the inputs but not the forward's columns, builds them again
+    with this (the im2col pass alone, not the forward's matrix product)."""
     layout, (out_h, out_w) = _geometry(x, w, b, stride, padding, dilation, groups)
     x = np.ascontiguousarray(x, dtype=w.dtype)
-    images, filters = x.shape[0], w.shape[0]
-    cols = np.empty((images, w[0].size * groups, out_h * out_w), w.dtype)
-    _im2col(x, *layout, cols)
+    images = x.shape[0]
+    if _pointwise(layout):  # a 1x1 kernel, stride 1, no padding: the columns are x itself
+        cols = x.reshape(images, x.shape[1], out_h * out_w)
+    else:
+        cols = np.empty((images, w[0].size * groups, out_h * out_w), w.dtype)
+        _im2col(x, *layout, cols)
     grouped = cols.reshape(images, groups, -1, out_h * out_w)
-    weights = w.reshape(groups, filters // groups, -1)
-    y = np.matmul(weights, grouped).reshape(images, filters, out_h, out_w)
+    return (images, w.shape[0], out_h, out_w), (x.shape, w, b is not None, grouped, layout)
+
+
+def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation of ``x`` (N, C, H, W) with ``w`` (F, C/groups, KH, KW), plus ``b`` (F,)."""
+    shape, saved = conv2d_columns(x, w, b, stride, padding, dilation, groups)
+    grouped, filters = saved[3], w.shape[0]
+    weights = w.reshape(grouped.shape[1], filters // grouped.shape[1], -1)
+    y = np.matmul(weights, grouped).reshape(shape)
     if b is not None:
         y += b.reshape(1, filters, 1, 1)
-    return y, (x.shape, w, b is not None, grouped, layout)
+    return y, saved
 
 
 def conv2d_backward(grad, saved):
@@ -94,7 +112,10 @@ def conv2d_backward(grad, saved):
     # Per-image products then a sum: several times faster here than one tensordot.
     grad_w = np.matmul(grad, np.swapaxes(grouped, -1, -2)).sum(axis=0).reshape(w.shape)
     grad_cols = np.matmul(np.swapaxes(weights, -1, -2), grad).reshape(images, -1, grad.shape[-1])
-    grad_x = np.zeros(x_shape, w.dtype)
-    _col2im(grad_cols, *layout, grad_x)
+    if _pointwise(layout):
+        grad_x = grad_cols.reshape(x_shape)
+    else:
+        grad_x = np.zeros(x_shape, w.dtype)
+        _col2im(grad_cols, *layout, grad_x)
     grad_b = grad.sum(axis=(0, 3)).reshape(-1) if has_bias else None
     return grad_x, grad_w, grad_b
