@@ -157,3 +157,10 @@ def test_three_epochs_reach_well_above_chance(name, tmp_path):
     result = vision_training.train(module.MODEL, train_set, test_set, options)
     assert np.mean(result.losses[-20:]) < np.mean(result.losses[:20])
     assert result.accuracies[-1] > 0.4  # chance is 0.125
+
+
+def test_the_benchmark_quick_run_agrees_with_pytorch():
+    pytest.importorskip("torch")
+    import training_vision
+
+    assert training_vision.main(["--quick", "--steps", "4", "--warmup", "1", "--width", "4"]) == 0
