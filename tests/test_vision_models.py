@@ -164,3 +164,4 @@ def test_the_benchmark_quick_run_agrees_with_pytorch():
     import training_vision
 
     assert training_vision.main(["--quick", "--steps", "4", "--warmup", "1", "--width", "4"]) == 0
+

@@ -196,9 +196,7 @@ class Sharing:
     def reaching_root(self, node: cst.BaseExpression, state: dict) -> list:
         """The definitions reaching the variable an atom or attribute read starts from."""
         root = _root(node)
-        if root is None or root in self.numbers or root in _KEYWORD_CONSTANTS:
-            return []
-        return self.reaching(root, state)
+        return [] if root is None or root in self.numbers else self.reaching(root, state)
 
     def reaching(self, name: str, state: dict) -> list:
         if name in state:
@@ -210,9 +208,6 @@ class Sharing:
         return [definition]
 
     # -- writes ----------------------------------------------------------------------------------
-
-_KEYWORD_CONSTANTS = frozenset({"True", "False", "None"})  # libcst Names, but no array's (cannot be rebound)
-
 
 def _constant_position(value: cst.Subscript) -> int | None:
     """`t[1]`, `t[-1]`: the constant position a subscript reads, else None."""
