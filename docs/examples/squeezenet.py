@@ -98,7 +98,7 @@ loss_and_gradients = cpsgrad.value_and_grad(loss)
 
 MODEL = vision_training.Model(
     name="squeezenet", title="SqueezeNet", init=init, logits=logits, step=loss_and_gradients,
-    width=16, lr=0.05, weight_decay=5e-4, seeded=True)
+    width=16, lr=0.02, weight_decay=5e-4, seeded=True)
 
 if __name__ == "__main__":
     sys.exit(vision_training.main(MODEL))
