@@ -332,7 +332,15 @@ def batch_norm(y_d, x, gamma, beta, running_mean, running_var, *, training, eps)
     if _zero(y_d):
         return 0.0, 0.0, 0.0
     inputs = (x, gamma, beta, running_mean, running_var)
-    return _backward("batch_norm", y_d, inputs, {"training": training, "eps": eps})
+
+    def normalized():  # on the CPU the backward needs the normalised x, not the scaled output
+        from cpsgrad.kernels.cpu.normalization import batch_norm_normalized
+
+        normal, mean, var, saved = batch_norm_normalized(*inputs, training=training, eps=eps)
+        output = _shaped(normal.shape, np.result_type(normal, gamma, beta))  # y's shape and dtype
+        return (output, mean, var), saved
+
+    return _backward("batch_norm", y_d, inputs, {"training": training, "eps": eps}, normalized)
 
 
 def batch_norm_statistics(grads, x, gamma, running_mean, running_var, training, eps):

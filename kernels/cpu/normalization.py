@@ -28,24 +28,46 @@ def batch_norm_forward(
     statistics by ``momentum`` towards them (unbiased variance, as PyTorch does); eval uses the
     running statistics and leaves them unchanged. The backward takes the adjoint of ``y`` only.
     """
+    normalized, new_mean, new_var, saved = batch_norm_normalized(
+        x, gamma, beta, running_mean, running_var, training, momentum, eps)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = formulas.scale_shift(normalized, gamma.reshape(shape), beta.reshape(shape))
+    return (y, new_mean, new_var), saved
+
+
+def batch_norm_statistics(x, running_mean, running_var, momentum=0.1):
+    """The running statistics after a training step on ``x``, as ``batch_norm_forward`` moves
+    them (the same arithmetic), without normalising ``x``."""
+    axes = _channel_axes("batch_norm", x, running_mean, running_var)
+    _, _, new_mean, new_var = _statistics(x, axes, running_mean, running_var, momentum)
+    return new_mean.astype(x.dtype, copy=False), new_var.astype(x.dtype, copy=False)
+
+
+def _statistics(x, axes, running_mean, running_var, momentum):
+    count = x.size // x.shape[1]
+    if count < 2:
+        raise ValueError(f"batch_norm: training needs more than one value a channel, got {x.shape}")
+    mean = x.mean(axis=axes)
+    var = x.var(axis=axes)
+    new_mean = formulas.running_statistic(running_mean, mean, momentum)
+    new_var = formulas.running_statistic(running_var, formulas.unbiased(var, count), momentum)
+    return mean, var, new_mean, new_var
+
+
+def batch_norm_normalized(x, gamma, beta, running_mean, running_var, training=True, momentum=0.1, eps=1e-5):
+    """``batch_norm_forward`` less its last scale and shift: ``(normalized, new_running_mean,
+    new_running_var, saved)``; what the backward needs (a rule's backward builds it again)."""
     axes = _channel_axes("batch_norm", x, gamma, beta, running_mean, running_var)
     shape = (1, -1) + (1,) * (x.ndim - 2)
     if training:
-        count = x.size // x.shape[1]
-        if count < 2:
-            raise ValueError(f"batch_norm: training needs more than one value a channel, got {x.shape}")
-        mean = x.mean(axis=axes)
-        var = x.var(axis=axes)
-        new_mean = formulas.running_statistic(running_mean, mean, momentum)
-        new_var = formulas.running_statistic(running_var, formulas.unbiased(var, count), momentum)
+        mean, var, new_mean, new_var = _statistics(x, axes, running_mean, running_var, momentum)
     else:
         mean, var = running_mean, running_var
         new_mean, new_var = running_mean, running_var
     inv_std = 1 / np.sqrt(var + eps)
     normalized = formulas.normalize(x, mean.reshape(shape), inv_std.reshape(shape))
-    y = formulas.scale_shift(normalized, gamma.reshape(shape), beta.reshape(shape))
-    outputs = (y, new_mean.astype(x.dtype, copy=False), new_var.astype(x.dtype, copy=False))
-    return outputs, (normalized, gamma, inv_std, axes, training)
+    new_mean, new_var = new_mean.astype(x.dtype, copy=False), new_var.astype(x.dtype, copy=False)
+    return normalized, new_mean, new_var, (normalized, gamma, inv_std, axes, training)
 
 
 def batch_norm_backward(grad, saved):
