@@ -40,7 +40,7 @@ import libcst as cst
 
 from cpsgrad.errors import UnsupportedError
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import naming, syntax
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 from cpsgrad.transforms.source import FunctionSource
@@ -93,9 +93,9 @@ def lift(read: FunctionSource) -> Lifted:
     for node in nodes:
         if isinstance(node, cst.Lambda):
             lambdas += 1
-            base = f"lambda_{lambdas}"
+            base = naming.lambda_label(lambdas)
         else:
-            base = f"def_{node.name.value}"
+            base = naming.generator_definition(node.name.value)
         label, counter = base, 1
         while label in taken or label in definitions:
             counter += 1

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from cpsgrad.transforms import syntax, walk
+from cpsgrad.transforms import naming, syntax, walk
 
 if TYPE_CHECKING:
     from cpsgrad.transforms.normalize import _Normalizer
@@ -92,7 +92,7 @@ def _inside_handler(raise_node: cst.Raise, block: cst.CSTNode) -> bool:
 
 
 def try_statement(n: _Normalizer, node: cst.Try, out: list) -> None:
-    error = n.namer.fresh(f"try_{_number(n)}_error")
+    error = n.namer.fresh(naming.region_part("try", _number(n), "error"))
     body = n.block(node.body.body)
     handlers = []
     if node.handlers:
@@ -140,9 +140,9 @@ def with_statement(n: _Normalizer, node: cst.With, items: list, out: list) -> No
     item = items[0]
     number = _number(n)
     manager = n.atom(item.item, out)
-    exit_name = n.namer.fresh(f"with_{number}_exit")
-    is_open = n.namer.fresh(f"with_{number}_open")
-    error = n.namer.fresh(f"with_{number}_error")
+    exit_name = n.namer.fresh(naming.region_part("with", number, "exit"))
+    is_open = n.namer.fresh(naming.region_part("with", number, "open"))
+    error = n.namer.fresh(naming.region_part("with", number, "error"))
     n.locals |= {exit_name, is_open, error}
     n.emit(out, syntax.assign(exit_name, _runtime("exit_of", manager)), node)
     entered = _runtime("enter", manager)

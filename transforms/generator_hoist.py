@@ -27,7 +27,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from cpsgrad.transforms import generator_scopes as scopes
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import naming, syntax
 
 _OPAQUE = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.FormattedString)
 
@@ -134,7 +134,7 @@ class Hoister:
         if isinstance(consumed, cst.GeneratorExp):  # over a generator call (generator_comprehensions.py)
             consumed = syntax.strip_parentheses(consumed.for_in.iter)
         generator = syntax.dotted_name(consumed.func) or "generator"
-        name = self.fresh(f"{form}_{generator.replace('.', '_')}")
+        name = self.fresh(naming.hoisted_consumer(form, generator))
         self.made.add(name)
         hoisted.append(self._assign(name, call, call))
         replacements[call] = cst.Name(name)
@@ -147,7 +147,7 @@ class Hoister:
         return statement
 
     def _read_first(self, target: cst.Name, anchor) -> cst.SimpleStatementLine:
-        name = self.fresh(f"before_{target.value}")
+        name = self.fresh(naming.read_before(target.value))
         self.made.add(name)
         return self._assign(name, target, anchor)
 

@@ -40,7 +40,7 @@ import dataclasses
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from cpsgrad.transforms import generator_consumers, syntax
+from cpsgrad.transforms import generator_consumers, naming, syntax
 from cpsgrad.transforms import generator_scopes as scopes
 
 _ADVICE = (
@@ -136,7 +136,7 @@ class _Blocks(scopes.Preserving):
             if not (
                 syntax.is_constant(value) or isinstance(value, cst.Name) and value.value in self.consumers.parameters
             ):
-                temporary = fresh(f"{name}_argument")
+                temporary = fresh(naming.generator_part(name, "argument"))
                 out.append(_assign(temporary, value))
                 value = cst.Name(temporary)
             arguments.append(argument.with_changes(value=value))
@@ -144,7 +144,7 @@ class _Blocks(scopes.Preserving):
             return out + rest
         before_first = between[0]
         gaps = between[1:]  # gaps[i]: the code after consumer i
-        phase, item = fresh(f"{name}_phase"), fresh(f"{name}_item")
+        phase, item = fresh(naming.generator_part(name, "phase")), fresh(naming.generator_part(name, "item"))
         built = [self._built(c, name, item, fresh) for c in consumers]
         out += before_first
         for before, _ in built:
@@ -196,7 +196,7 @@ class _Blocks(scopes.Preserving):
         value = small.value
         if not (value.args and _is(value.args[0].value, name) and self.consumers.consumer_form_of(value)):
             return [statement]
-        result = self.consumers.fresh(f"{self.consumers.consumer_form_of(value)}_{name}")
+        result = self.consumers.fresh(naming.generator_part(self.consumers.consumer_form_of(value), name))
         assigned = _assign(result, value)
         returned = statement.with_changes(body=[small.with_changes(value=cst.Name(result))])
         if statement in self.read.positions:
@@ -238,7 +238,7 @@ class _Blocks(scopes.Preserving):
         small = statement.body[0]
         value = small.value
         form = self.consumers.consumer_form_of(value)
-        accumulator = fresh(f"{form}_1")
+        accumulator = fresh(naming.accumulator(form))
         before, step, after, _ = generator_consumers.loop_parts(
             form,
             value,

@@ -46,6 +46,7 @@ from cpsgrad.transforms import (
     generator_hoist,
     generator_jumps,
     generator_objects,
+    naming,
     syntax,
 )
 from cpsgrad.transforms import generator_scopes as scopes
@@ -244,7 +245,7 @@ class _Consumers(scopes.Preserving):
         if form is None or value.args[0].star or value.args[0].keyword:
             self.reject(generator_call, "generator call in this position", _ADVICE)
         self.bindings[value.func.value if isinstance(value.func, cst.Name) else form] = builtin
-        accumulator, item = self.fresh(f"{form}_1"), self.fresh("item")
+        accumulator, item = self.fresh(naming.accumulator(form)), self.fresh("item")
         before, step, after, carried = generator_consumers.loop_parts(
             form, value, accumulator, item, self.fresh, self.parameters.__contains__, self.reject
         )
@@ -325,7 +326,7 @@ class _Consumers(scopes.Preserving):
                     "write zip(gen(...), xs, ...) with names after the generator (zip advances the generator first; "
                     "with the generator later, a shorter first argument would stop it one step earlier)",
                 )
-            sequences = [self.fresh(f"zip_{a.value.value}") for a in others]
+            sequences = [self.fresh(naming.zipped(a.value.value)) for a in others]
             before += [
                 _line(f"{s} = cpsgrad_runtime.as_sequence(XS)", XS=a.value)
                 for s, a in zip(sequences, others, strict=True)
@@ -380,8 +381,9 @@ class _Consumers(scopes.Preserving):
                     f"variable {name} read in a loop over a generator and not bound before it",
                     f"assign {name} before the loop",
                 )
-        label = self.fresh(f"for_{syntax.dotted_name(call.func).replace('.', '_')}")
-        names = {k: self.fresh(f"{label}_{k}") for k in ("item", "env", "state", "fold", "flag", "value")}
+        label = self.fresh(naming.generator_loop(syntax.dotted_name(call.func)))
+        roles = ("item", "env", "state", "fold", "flag", "value")
+        names = {k: self.fresh(naming.generator_part(label, k)) for k in roles}
         packed = _tuple(state)
         jumps = generator_jumps.Jumps(packed, self.read.positions, self.moved)
         rewritten = [s.visit(jumps) for s in body]
@@ -394,13 +396,13 @@ class _Consumers(scopes.Preserving):
         tail = [] if ends_in_jump(rewritten) else [_line("return 0, STATE, None", STATE=packed)]
         params = cst.Parameters([cst.Param(cst.Name(names[k])) for k in ("item", "env", "state")])
         step = cst.FunctionDef(cst.Name(label), params, cst.IndentedBlock([*head, *rewritten, *tail]))
-        definition_label = self.fresh(f"def_{label}")
+        definition_label = self.fresh(naming.generator_definition(label))
         self.definitions[definition_label] = self.definition(step, label, anchor)
         generator_folds.mark(self.definitions[definition_label], set(env) & set(self.local_generators))
         if isinstance(generator, generator_folds.LocalGenerator):  # a new function at each run: its fold then
             fold_label = "None"
         else:
-            fold_label = self.fresh(f"def_fold_{generator.__name__}")
+            fold_label = self.fresh(naming.generator_definition("fold_" + generator.__name__))
             self.definitions[fold_label] = generator_folds.fold_definition(generator, self.read.location(call))
         arguments = [cst.Arg(cst.Name(label)), cst.Arg(_tuple(env)), cst.Arg(packed), *call.args]
         out = [_line(f'{name} = cpsgrad_runtime.unbound("{name}")') for name in unbound]

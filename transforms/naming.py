@@ -150,6 +150,52 @@ def written_result() -> str:
     return "result"
 
 
+def region_part(kind: str, number: int, role: str) -> str:
+    """A try's or with's own variable (exceptions.py): `try_1_error`, `with_2_exit`, `with_2_open`."""
+    return f"{kind}_{number}_{role}"
+
+
+def generator_loop(callee: str) -> str:
+    """The label of a loop over a generator function's call (generators.py): `for_gen`, `for_m_gen`."""
+    return "for_" + callee.replace(".", "_")
+
+
+def generator_part(label: str, role: str) -> str:
+    """A variable of a generator's loop or object (`for_gen_item`, `g_phase`, `sum_g`)."""
+    return f"{label}_{role}"
+
+
+def generator_definition(label: str) -> str:
+    """A nested def's label (closures.py: `def_g`), or one lifted out of a generator's loop
+    (generators.py: `def_for_gen`, `def_fold_gen`)."""
+    return f"def_{label}"
+
+
+def lambda_label(number: int) -> str:
+    """The label of the function's `number`th lambda (closures.py): `lambda_1`."""
+    return f"lambda_{number}"
+
+
+def hoisted_consumer(form: str, generator: str) -> str:
+    """A generator's consumer taken out of an expression (generator_hoist.py): `sum_gen`."""
+    return f"{form}_" + generator.replace(".", "_")
+
+
+def read_before(target: str) -> str:
+    """A target read before a hoisted consumer runs (generator_hoist.py): `before_x`."""
+    return f"before_{target}"
+
+
+def accumulator(form: str) -> str:
+    """What a fold over a generator carries (`sum_1`, `max_1`)."""
+    return f"{form}_1"
+
+
+def zipped(name: str) -> str:
+    """A sequence zipped with a generator's items (`zip_ys`)."""
+    return f"zip_{name}"
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier mentioned anywhere in `node` (names and attribute names)."""
     return walk.names(node)
