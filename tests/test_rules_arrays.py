@@ -206,6 +206,8 @@ SPECS = [
     S("inner vectors", lambda x, y, w: np.inner(x, y) * w, [(3,), (3,)]),
     S("inner matrices", lambda x, y, w: np.sum(np.inner(x, y) * w), [(2, 3), (4, 3)]),
     S("inner float", lambda x, y, w: np.sum(np.inner(x, y) * w), [(3,), FLOAT]),
+    S("vdot vectors", lambda x, y, w: np.vdot(x, y) * w, [(3,), (3,)]),
+    S("vdot of a matrix and a vector", lambda x, y, w: np.vdot(x, y) * w, [(2, 3), (6,)]),
     S("outer", lambda x, y, w: np.sum(np.outer(x, y) * w), [(3,), (4,)]),
     S("outer flattens", lambda x, y, w: np.sum(np.outer(x, y) * w), [(2, 2), FLOAT]),
     # shapes
@@ -764,7 +766,7 @@ ZERO_CASES = (
         if op not in (np.matmul, np.dot, np.ndarray.dot, np.inner, np.outer)
     ]
     + [(op, _unused_pair(op), (X, X.T)) for op in (np.matmul, np.dot, np.ndarray.dot)]
-    + [(op, _unused_pair(op), (V, V)) for op in (np.inner, np.outer, np.linspace)]
+    + [(op, _unused_pair(op), (V, V)) for op in (np.inner, np.vdot, np.outer, np.linspace)]
     + [(op, _unused_triple(op), (X, V, V + 0.5)) for op in (np.clip, np.ndarray.clip)]
     + [
         (op, _unused_reduction(op, (0, -1), True), (X,))

@@ -1,4 +1,4 @@
-"""Derivative rules for numpy's products, `np.matmul`, `np.dot`, `np.inner`, `np.outer`, and the
+"""Derivative rules for numpy's products, `np.matmul`, `np.dot`, `np.inner`, `np.vdot`, `np.outer`, and the
 adjoints of the last three (`x @ y`'s are cpsgrad_runtime's `matmul_left`/`matmul_right`).
 """
 
@@ -42,6 +42,14 @@ def inner(a, b):
     b_d += inner_right(y_d, a, b)
 
 
+@rule(np.vdot)
+def vdot(a, b):
+    y = np.vdot(a, b)
+    y_d = yield y
+    a_d += vdot_left(y_d, a, b)
+    b_d += vdot_right(y_d, a, b)
+
+
 @rule(np.outer)
 def outer(a, b):
     y = np.outer(a, b)
@@ -78,6 +86,21 @@ def dot_right(adjoint, x, y):
     x_free = list(range(np.ndim(x) - 1))
     summed = np.tensordot(x, adjoint, axes=(x_free, x_free))
     return unbroadcast(np.moveaxis(summed, 0, max(np.ndim(y) - 2, 0)), y)
+
+
+def vdot_left(adjoint, a, b):
+    """The adjoint of `a` in `np.vdot(a, b)` = sum(conj(a).ravel() * b.ravel()): the product's,
+    through the conjugation (JAX's convention: its transpose conjugates), in `a`'s shape."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.conj(np.multiply(adjoint, np.reshape(b, np.shape(a)))), a)
+
+
+def vdot_right(adjoint, a, b):
+    """The adjoint of `b` in `np.vdot(a, b)`: conj(a)'s values in `b`'s shape."""
+    if is_zero(adjoint):
+        return 0.0
+    return unbroadcast(np.multiply(adjoint, np.conj(np.reshape(a, np.shape(b)))), b)
 
 
 def inner_left(adjoint, x, y):
