@@ -37,7 +37,6 @@ import numpy as np
 
 from cpsgrad.kernels import dispatch, thresholds
 from cpsgrad.kernels import nn as _kernels
-from cpsgrad.kernels.cpu import normalization as _cpu_normalization
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.kernels.device_array import full as device_full
 from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
@@ -298,7 +297,9 @@ def batch_norm_statistics(x, running_mean, running_var, *, momentum=0.1):
     running_mean + momentum * mean, (1 - momentum) * running_var + momentum * unbiased var)``,
     as PyTorch moves them. Not differentiable (state, not a value a loss should depend on)."""
     if type(x) is _ndarray and type(running_mean) is _ndarray and type(running_var) is _ndarray:
-        return _cpu_normalization.batch_norm_statistics(x, running_mean, running_var, momentum=momentum)
+        from cpsgrad.kernels.cpu import normalization  # loaded on first use, as every kernel module is
+
+        return normalization.batch_norm_statistics(x, running_mean, running_var, momentum=momentum)
     channels = np.shape(running_mean)[0]
     ones, zeros = _channel_constant(x, channels, 1.0), _channel_constant(x, channels, 0.0)
     _, new_mean, new_var = _kernels.batch_norm(
