@@ -13,7 +13,7 @@ from cpsgrad.transforms import generator_scopes as scopes
 from cpsgrad.transforms import syntax
 
 
-class Jumps(scopes.Preserving):
+class Jumps(scopes.LoopDepth, scopes.Preserving):
     """The loop body's own `break`/`continue`, and every `return`, as the consumer's returns."""
 
     def __init__(self, state: cst.Tuple, positions, moved: dict):
@@ -21,20 +21,6 @@ class Jumps(scopes.Preserving):
         self.state = state
         self.depth = 0
         self.returns = False
-
-    def visit_For(self, node) -> None:
-        self.depth += 1
-
-    def leave_For(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def visit_While(self, node) -> None:
-        self.depth += 1
-
-    def leave_While(self, original, updated):
-        self.depth -= 1
-        return updated
 
     def _return(self, flag: str, value: cst.BaseExpression | None) -> cst.Return:
         value = value if value is not None else cst.Name("None")

@@ -304,26 +304,12 @@ class _Indent(cst.CSTTransformer):
         return cst.IndentedBlock([cst.SimpleStatementLine(updated.body)])
 
 
-class _Breaks(cst.CSTTransformer):
+class _Breaks(scopes.LoopDepth, cst.CSTTransformer):
     """The consumer loop's own `break`s (not those of loops inside it) as `leaving`."""
 
     def __init__(self, leaving: list):
         self.leaving = leaving
         self.depth = 0
-
-    def visit_For(self, node) -> None:
-        self.depth += 1
-
-    def leave_For(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def visit_While(self, node) -> None:
-        self.depth += 1
-
-    def leave_While(self, original, updated):
-        self.depth -= 1
-        return updated
 
     def leave_SimpleStatementLine(self, original, updated):
         if self.depth or not any(isinstance(s, cst.Break) for s in updated.body):

@@ -32,6 +32,25 @@ def calls(root: cst.CSTNode):
         pending += [c for c in children(node) if not isinstance(c, (cst.FunctionDef, cst.Lambda))]
 
 
+class LoopDepth:
+    """A transformer mixin counting the `for` and `while` loops it is inside (`self.depth`, which
+    the class sets to 0): a loop's own `break`s and `return`s are those at depth 0."""
+
+    def visit_For(self, node) -> None:
+        self.depth += 1
+
+    def leave_For(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def visit_While(self, node) -> None:
+        self.depth += 1
+
+    def leave_While(self, original, updated):
+        self.depth -= 1
+        return updated
+
+
 class Preserving(cst.CSTTransformer):
     """A transformer that keeps every node it does not change (libcst rebuilds each one), so file
     positions keyed by node still find them; a node rebuilt around a change gets its original's

@@ -34,6 +34,7 @@ is left as it was (the run-time consent refuses what it cannot follow, saying wh
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import types
 
@@ -154,7 +155,8 @@ def _plain(function) -> bool:
     if not isinstance(function, types.FunctionType) or function.__closure__:
         return False
     code = function.__code__
-    unplain = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # *args, **kwargs, generators, coroutines
+    unplain = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
+               | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR)
     return not code.co_flags & unplain and "<" not in function.__qualname__ and "." not in function.__qualname__
 
 
