@@ -16,14 +16,8 @@ class Rewriter(cst.CSTTransformer):
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt if or while keeps its way back
-            origins, labels = self.normalized.origins, self.normalized.loop_labels
-            if id(original) in origins:
-                origins[id(result)] = origins[id(original)]
-            if id(original) in labels:
-                labels[id(result)] = labels[id(original)]
-            if id(original) in self.normalized.base_writes:
-                self.normalized.base_writes.add(id(result))
+        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt node keeps its way back
+            self.normalized.carry(original, result)
         return result
 
 

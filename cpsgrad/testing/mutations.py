@@ -119,15 +119,29 @@ def _write(builder, indent: str, target: str) -> list[str]:
         builder.note("write", "write-dict-item")
         holder, item, result = builder.fresh("d"), builder.fresh("e"), builder.fresh("w")
         fn.scopes[-1][result] = builder.variable(VECTOR)
+        write = f"{indent}{target}[{index}] = {scalar}"
+        if builder.draw(st.booleans()):  # `x op= y`: in place, so the same refusal when read back
+            builder.note("write-dict-augmented")
+            write = f"{indent}{target} *= {scalar}"
         lines = [
             f"{indent}{holder} = {{}}",
             f"{indent}{holder}['k'] = {target}",
             f"{indent}{item} = {holder}['k']",
             f"{indent}{result} = {item} * 0.5",
-            f"{indent}{target}[{index}] = {scalar}",
+            write,
         ]
         if builder.draw(st.booleans()):  # the dict's item is the written array: refused
             lines.append(f"{indent}{result} = {result} + {holder}['k']")
+        if builder.draw(st.booleans()):
+            # a list extended by a tuple display after it: a rewrite of that `+=` once rebuilt every
+            # statement and lost the refusal above (a wrong value), and the consents of calls
+            builder.note("write-then-list-extension")
+            extended = builder.fresh("l")
+            lines += [
+                f"{indent}{extended} = [{scalar}]",
+                f"{indent}{extended} += ({scalar}, 0.5)",
+                f"{indent}{result} = {result} * sum({extended})",
+            ]
         return lines
     if form == 14:
         return _ufunc_at(builder, indent, target, scalar, index)

@@ -43,9 +43,8 @@ class Normalized:
     origins: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(core statement) -> user node
     loop_labels: dict[int, str] = field(default_factory=dict)  # id(core while) -> "while_1", "for_2", ...
     definitions: dict = field(default_factory=dict)  # def_g, lambda_1, ... -> runtime.closures.Definition
-    superseded: list = field(
-        default_factory=list
-    )  # earlier definitions a later pass rewrote (kept: origins are keyed by id)
+    # earlier definitions a later pass rewrote, and the nodes `carry` gave entries (kept: the tables are keyed by id)
+    superseded: list = field(default_factory=list)
     # the names this pass's choices depend on (`reduce` is functools.reduce, `map` the builtin,
     # ...), resolved as Resolver.bindings: the program holds while each names the same object
     bindings: dict = field(default_factory=dict)
@@ -56,6 +55,26 @@ class Normalized:
 
     def location(self, statement: cst.CSTNode):
         return self.source.location(self.origins.get(id(statement)))
+
+    def carry(self, original: cst.CSTNode, rebuilt: cst.CSTNode) -> None:
+        """`rebuilt` takes over what every table keyed by node id holds for `original` (a pass after
+        normalize rebuilds each node it visits, transforms/rewriting.py): its origin, its loop
+        label, whether it writes into a view's base, why its `x op= y` is not plain and which of its
+        call's arguments may be written into. A table left out here is lost by the first rewrite
+        after the pass that filled it (an `x op= y` lost its run-time refusal that way). A node that
+        took an entry is kept alive (in `superseded`): a pass may drop what it rebuilt, and the id
+        of a freed node is reused by the next one made."""
+        key, new = id(original), id(rebuilt)
+        carried = False
+        for table in (self.origins, self.loop_labels, self.in_place, self.consumable):
+            if key in table:
+                table[new] = table[key]
+                carried = True
+        if key in self.base_writes:
+            self.base_writes.add(new)
+            carried = True
+        if carried:
+            self.superseded.append(rebuilt)
 
 
 def normalize(source: FunctionSource) -> Normalized:

@@ -78,9 +78,6 @@ def _check(program: Program, first: bool) -> GradCheck | None:
         if mutations.refused_write(program.constructs, error):
             event("outcome: refused (a write others would see)")
             assume(False)
-        if _refused_fresh_subclass(program, error):
-            event("outcome: refused (a fresh subclass object handed to a helper that writes into it)")
-            assume(False)
         if not _refused_at_a_bare_call(program, error):
             raise
         event("outcome: refused (a bare call)")
@@ -118,15 +115,3 @@ def _refused_at_a_bare_call(program: Program, error: UnsupportedError) -> bool:
     if not 1 <= location.line <= len(lines):
         return False
     return re.fullmatch(r"\s*[hr]\d+\(.*\)", lines[location.line - 1]) is not None
-
-
-def _refused_fresh_subclass(program: Program, error: UnsupportedError) -> bool:
-    """Whether `error` is cpsgrad's refusal of a call of subclass_forms.py's helpers given a fresh
-    `Items0(...)`/`Table0(...)` to change in place, which it makes wherever the calling function
-    has writes or updates of its own to analyse (transforms/analysis/aliasing.py counts an argument
-    that is not a name as one the caller may read again: tests/test_rule_forms.py pins it)."""
-    return (
-        "subclass-helper" in program.constructs
-        and re.fullmatch(r"call of (extend0|alias0|update0)", error.construct) is not None
-        and "writes into the array of its parameter" in error.advice
-    )
