@@ -206,7 +206,34 @@ def bound_before(statements: list, anchor: cst.CSTNode) -> set[str]:
                     bound |= {n for t in small.targets for n in target_names(t.target)}
                 elif isinstance(small, cst.AnnAssign) and small.value is not None or isinstance(small, cst.AugAssign):
                     bound |= target_names(small.target)
+                bound |= walrus_bound(small)
     return bound
+
+
+_LATER = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def walrus_bound(node: cst.CSTNode) -> set[str]:
+    """The names `node`'s assignment expressions bind whenever it runs (`a = f(b := 2.0)`): not
+    those under the right of `and`/`or`, a conditional expression's branches, a comparison's
+    later operands, a lambda or a comprehension, which may not run."""
+    found: set[str] = set()
+    if isinstance(node, cst.NamedExpr):
+        found |= target_names(node.target)
+        children = [node.value]
+    elif isinstance(node, _LATER):
+        return found
+    elif isinstance(node, cst.BooleanOperation):
+        children = [node.left]
+    elif isinstance(node, cst.IfExp):
+        children = [node.test]
+    elif isinstance(node, cst.Comparison):
+        children = [node.left, *node.comparisons[:1]]
+    else:
+        children = node.children
+    for child in children:
+        found |= walrus_bound(child)
+    return found
 
 
 def target_names(target: cst.BaseExpression) -> set[str]:

@@ -9,10 +9,20 @@ import libcst as cst
 
 
 class Rewriter(cst.CSTTransformer):
-    """A transformer over `normalized.definition` whose rebuilt nodes keep their way back."""
+    """A transformer over `normalized.definition`'s statements (its `leave_SimpleStatementLine` or
+    `leave_IndentedBlock` rewrites them) whose rebuilt nodes keep their way back."""
 
     def __init__(self, normalized):
         self.normalized = normalized
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        """The passes rewrite whole core statements: the insides of a simple statement line and
+        the atoms of an `if` or `while` are not visited, so a statement no pass changes is the
+        very node it was (and costs nothing to walk past)."""
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression)):
+            super().on_visit(node)
+            return False
+        return super().on_visit(node)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         result = super().on_leave(original, updated)

@@ -91,11 +91,18 @@ class _WithoutUnbroadcast(cst.CSTTransformer):
 
 
 _WITHOUT_UNBROADCAST = _WithoutUnbroadcast()
+_NUMBERS_ONLY: dict[int, tuple[cst.BaseExpression, cst.BaseExpression]] = {}  # id(step) -> (step, result)
 
 
 def without_unbroadcast(expression: cst.BaseExpression) -> cst.BaseExpression:
-    """`expression` for Python numbers only: no broadcasting happened, so none is undone."""
-    return syntax.strip_parentheses(expression.visit(_WITHOUT_UNBROADCAST))
+    """`expression` for Python numbers only: no broadcasting happened, so none is undone. Made once
+    per expression (a rule's step, which its rule keeps; nodes are never changed in place)."""
+    known = _NUMBERS_ONLY.get(id(expression))
+    if known is not None and known[0] is expression:
+        return known[1]
+    result = syntax.strip_parentheses(expression.visit(_WITHOUT_UNBROADCAST))
+    _NUMBERS_ONLY[id(expression)] = (expression, result)
+    return result
 
 
 def _parenthesized_operand(node: cst.BaseExpression) -> cst.BaseExpression:
