@@ -154,7 +154,7 @@ def transform(
         return found
     result = _load(function, argnums, argument_kinds, every_parameter)
     if result is None:
-        with _collector_paused():
+        with _collector_paused(), normalize.shared():
             result = _run(source.read(function, lifted=every_parameter), argnums, argument_kinds, every_parameter)
     _CACHE.setdefault(_cache_key(function, every_parameter), {})[argnums, argument_kinds, every_parameter] = result
     return result

@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from cpsgrad.errors import SourceError, SourceLocation, UnsupportedError
+from cpsgrad.transforms.code_keyed import ByCode
 
 
 @dataclass
@@ -83,6 +84,22 @@ def read(function: Callable, lifted: bool = False) -> FunctionSource:
     nested = DEFINITIONS.get(function.__code__)
     if nested is not None:
         return dataclasses.replace(nested.source, function=function, captured=nested.source.captured if lifted else ())
+    known = _READ.get(function.__code__)
+    if known is None:
+        read = _read(function)
+        _READ[function.__code__] = dataclasses.replace(read, function=None)  # not keeping the code alive
+        return read
+    return dataclasses.replace(known, function=function)
+
+
+# code object -> its function's source (without the function), read once: a code object is the
+# text it was compiled from (an edited file makes new code objects when its module is loaded
+# again), and the transform of a caller reads each callee several times (the analyses of its
+# writes, stores and results, then its own transform)
+_READ = ByCode()
+
+
+def _read(function: types.FunctionType) -> FunctionSource:
     try:
         # the code object, not the function: inspect would follow a decorator's __wrapped__ to
         # another function's source, and the program must be the function that actually runs

@@ -41,6 +41,7 @@ from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
 from cpsgrad.transforms.analysis.identities import Identities, identity_source
 from cpsgrad.transforms.analysis.sharing import _STATIC_ATTRIBUTES, Sets, Sharing, _fresh
 from cpsgrad.transforms.analysis.write_statements import calls_with_arrays, has_writes, update_statements
+from cpsgrad.transforms.code_keyed import ByCode
 from cpsgrad.transforms.naming import names_in
 from cpsgrad.transforms.resolve import Resolver
 
@@ -78,8 +79,13 @@ def check(
         analysis.run(body)
         in_place = {i for i, why in normalized.in_place.items() if why == IN_PLACE}
         aliases = {i: names for i, names in analysis.update_aliases.items() if i in in_place}
-        rewrote = writes.rewrite_updates(normalized, in_place, aliases) or rewrote
-        rewrote = writes.rebind_after_writes(normalized, analysis.refreshes) or rewrote
+        if writes.rewrite_updates(normalized, in_place, aliases):
+            # the rebindings found are of the definition before that rewrite: the next analysis, of
+            # the rewritten one, finds them again, with those the rewritten updates need
+            rewrote = True
+        else:
+            rewrote = writes.rebind_after_writes(normalized, analysis.refreshes) or rewrote
+        rewrote = rewrote or bool(analysis.refreshes)
         if not aliases and not analysis.refreshes:
             if analysis.pending_refusal is not None:
                 analysis.refuse_stale(*analysis.pending_refusal)
@@ -474,7 +480,7 @@ def _join(a: dict | None, b: dict | None) -> dict | None:
     return joined
 
 
-_FRESH_RESULTS: dict = {}  # code object -> whether the function's results are always new
+_FRESH_RESULTS = ByCode()  # code object -> whether the function's results are always new
 
 
 def returns_fresh(function) -> bool:

@@ -34,8 +34,9 @@ import libcst as cst
 from cpsgrad.runtime.starred import spread
 from cpsgrad.transforms import attributes, calls, containers, syntax, walk, writes
 from cpsgrad.transforms.analysis.callee_analysis import analysed, assignments
+from cpsgrad.transforms.code_keyed import ByCode
 
-_STORED: dict = {}  # code object -> frozenset of the parameters it may store into, or None
+_STORED = ByCode()  # code object -> frozenset of the parameters it may store into, or None
 _UNPLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
 # container methods that keep nothing
 _READERS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})

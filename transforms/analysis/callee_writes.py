@@ -19,8 +19,9 @@ import libcst as cst
 from cpsgrad.transforms import calls, written_arguments
 from cpsgrad.transforms.analysis import activity, aliasing
 from cpsgrad.transforms.analysis.callee_analysis import analysed
+from cpsgrad.transforms.code_keyed import ByCode
 
-_WRITTEN: dict = {}  # code object -> frozenset of the parameter names it may write into, or None
+_WRITTEN = ByCode()  # code object -> frozenset of the parameter names it may write into, or None
 _UNPLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR  # bound otherwise: not known
 
 

@@ -17,6 +17,9 @@ Its parts, the mixins `_Normalizer` is made of: `statements`, `loops`, `expressi
 from __future__ import annotations
 
 import builtins
+import contextlib
+import contextvars
+import dataclasses
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -53,6 +56,20 @@ class Normalized:
     written_parameters: tuple = ()  # the parameters whose arrays it writes into (aliasing.py)
     consumable: dict = field(default_factory=dict)  # id(user call) -> per argument: may be written into
 
+    def copy(self) -> Normalized:
+        """This function in the core language, its tables copied: a pass may change the copy's."""
+        return dataclasses.replace(
+            self,
+            origins=dict(self.origins),
+            loop_labels=dict(self.loop_labels),
+            definitions=dict(self.definitions),
+            superseded=list(self.superseded),
+            bindings=dict(self.bindings),
+            in_place=dict(self.in_place),
+            base_writes=set(self.base_writes),
+            consumable=dict(self.consumable),
+        )
+
     def location(self, statement: cst.CSTNode):
         return self.source.location(self.origins.get(id(statement)))
 
@@ -79,7 +96,37 @@ class Normalized:
 
 def normalize(source: FunctionSource) -> Normalized:
     """Rewrite `source`'s function into the core language (its nested defs and lambdas first
-    replaced by the calls that make them, transforms/closures.py)."""
+    replaced by the calls that make them, transforms/closures.py). Within `shared()`, once per
+    function and captured names: a copy each time (the passes after it change what they get)."""
+    results = _SHARED.get()
+    if results is None:
+        return _normalize(source)
+    key = (id(source.function), source.captured)
+    known = results.get(key)
+    if known is None or known[0] is not source.function or known[1].source.definition is not source.definition:
+        known = results[key] = (source.function, _normalize(source))
+    return known[1].copy()
+
+
+_SHARED: contextvars.ContextVar = contextvars.ContextVar("cpsgrad_normalized", default=None)
+
+
+@contextlib.contextmanager
+def shared():
+    """Normalize each function once while the block runs (the pipeline's transform of a function and
+    the analyses of its callees, which normalize each callee for its writes, its stores and its
+    results before its own transform does): the globals the results depend on do not change in it."""
+    if _SHARED.get() is not None:  # a transform inside one: its session goes on
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _normalize(source: FunctionSource) -> Normalized:
     lifted = generators.lift(source)  # loops over generators first (transforms/generators.py)
     normalizer = _Normalizer(lifted.source, frozenset(lifted.definitions))
     normalized = normalizer.run()
