@@ -9,7 +9,7 @@ import numpy as np
 
 import cpsgrad
 from cpsgrad.testing import check_grad
-from cpsgrad.transforms.generators import may_call_a_generator
+from cpsgrad.transforms.generator_precheck import may_call_a_generator
 
 
 def squares(n, x):

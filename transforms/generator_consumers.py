@@ -63,7 +63,7 @@ def loop_parts(
         reject(call, f"{form} of a generator with these arguments", _advice(form))
     for argument in extra:
         _check_evaluated_first(form, argument.value, is_local, reject)
-    line = _line
+    line = syntax.line
     carried = {accumulator}
     before, step, after = [], [], []
     if form == "sum":
@@ -136,13 +136,3 @@ def _advice(form: str) -> str:
     return f"write {allowed.get(form, f'{form}(gen(...))')}"
 
 
-def _line(template: str, **values) -> cst.BaseStatement:
-    return cst.parse_statement(template + "\n").visit(_Substitute(values))
-
-
-class _Substitute(cst.CSTTransformer):
-    def __init__(self, values: dict):
-        self.values = values
-
-    def leave_Name(self, original, updated):
-        return self.values.get(original.value, updated)

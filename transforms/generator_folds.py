@@ -36,6 +36,7 @@ from cpsgrad.errors import SourceLocation, UnsupportedError
 from cpsgrad.runtime import generators as runtime_generators
 from cpsgrad.runtime.closures import DEFINITIONS, Definition
 from cpsgrad.transforms import source as source_module
+from cpsgrad.transforms import syntax
 from cpsgrad.transforms.bindings import ends_in_jump
 from cpsgrad.transforms.generator_scopes import Preserving
 from cpsgrad.transforms.naming import Namer, names_in
@@ -292,7 +293,7 @@ class _Fold(Preserving):
             f"{f['consumer_flag']}, {f['consumer_state']}, {f['consumer_value']} = "
             f"{f['consumer']}(VALUE, {f['consumer_env']}, {f['consumer_state']})"
         )
-        call = call.visit(_Substitute({"VALUE": value}))
+        call = syntax.substituted(call, {"VALUE": value})
         stop = cst.parse_statement(
             f"if {f['consumer_flag']}:\n    return {f['consumer_flag']}, {f['consumer_state']}, {f['consumer_value']}\n"
         )
@@ -320,15 +321,6 @@ def _walk(node: cst.CSTNode):
         if not isinstance(child, _NESTED):
             yield from _walk(child)
 
-
-class _Substitute(cst.CSTTransformer):
-    """Placeholders (upper-case names) in a parsed template -> the user's nodes."""
-
-    def __init__(self, values: dict):
-        self.values = values
-
-    def leave_Name(self, original, updated):
-        return self.values.get(original.value, updated)
 
 
 runtime_generators.install(fold_definition)

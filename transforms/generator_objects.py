@@ -149,7 +149,7 @@ class _Blocks(scopes.Preserving):
         out += before_first
         for before, _ in built:
             out += before
-        out.append(_line(f"{phase} = 1"))
+        out.append(syntax.line(f"{phase} = 1"))
         branches = []
         count = len(built)
         for i, (_, consumer) in enumerate(built, 1):
@@ -157,12 +157,12 @@ class _Blocks(scopes.Preserving):
                 for jump in _jumps(statement):
                     self.reject(jump, f"{type(jump).__name__.lower()} between the consumers of a kept generator")
             if i < count:
-                leaving = [_line(f"{phase} = {i + 1}"), *consumer.after, *gaps[i - 1], _line("continue")]
+                leaving = [syntax.line(f"{phase} = {i + 1}"), *consumer.after, *gaps[i - 1], syntax.line("continue")]
             else:
-                leaving = [_line(f"{phase} = {i + 1}"), _line("break")]
-            body = (
-                [] if consumer.target is None else [_line("TARGET = ITEM", TARGET=consumer.target, ITEM=cst.Name(item))]
-            )
+                leaving = [syntax.line(f"{phase} = {i + 1}"), syntax.line("break")]
+            body = []
+            if consumer.target is not None:
+                body.append(syntax.line("TARGET = ITEM", TARGET=consumer.target, ITEM=cst.Name(item)))
             for statement in _blocks_indented(consumer.body):
                 visited = statement.visit(_Breaks(leaving))
                 body += list(visited.nodes) if isinstance(visited, cst.FlattenSentinel) else [visited]
@@ -334,13 +334,3 @@ def _assign_to(target, name: str) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], cst.Name(name))])
 
 
-def _line(template: str, **values) -> cst.BaseStatement:
-    return cst.parse_statement(template + "\n").visit(_Substitute(values))
-
-
-class _Substitute(cst.CSTTransformer):
-    def __init__(self, values: dict):
-        self.values = values
-
-    def leave_Name(self, original, updated):
-        return self.values.get(original.value, updated)

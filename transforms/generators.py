@@ -32,9 +32,7 @@ from __future__ import annotations
 import builtins
 import collections
 import dataclasses
-import inspect
 import types
-import warnings
 
 import libcst as cst
 
@@ -48,6 +46,7 @@ from cpsgrad.transforms import (
     generator_hoist,
     generator_jumps,
     generator_objects,
+    generator_precheck,
     naming,
     syntax,
 )
@@ -71,7 +70,7 @@ _ADVICE = (
 
 def lift(read: FunctionSource) -> closures.Lifted:
     """closures.lift, after rewriting the loops over generators of `read`'s function."""
-    if not may_call_a_generator(read.function):  # most functions: nothing here to rewrite
+    if not generator_precheck.may_call_a_generator(read.function):  # most functions: nothing here to rewrite
         return closures.lift(read)
     consumers = _Consumers(read)
     if not consumers.any_generator():
@@ -90,87 +89,6 @@ def lift(read: FunctionSource) -> closures.Lifted:
     lifted.definitions.update(consumers.definitions)
     lifted.bindings.update(consumers.bindings)
     return consumers.marked(lifted)
-
-
-_DEPTH = 4  # attributes followed from a name: `a.b.c.gen(...)`
-
-
-def may_call_a_generator(function: types.FunctionType) -> bool:
-    """Whether `function` may call a generator function this module rewrites the loops over: one
-    it defines (a nested generator `def`, or a name its Definition received holding one), or one a
-    name it reads (its globals, builtins, closure cells and attributes of them, up to `_DEPTH` deep,
-    as the resolver finds them) holds. False means no call resolves to one (a cheap test from
-    the code objects, before the tree is walked); True, that the full pass must look."""
-    code = function.__code__
-    nested = DEFINITIONS.get(code)
-    if nested is not None and generator_folds.GENERATOR_NAMES.get(nested):
-        return True
-    names: set[str] = set()
-    codes = [code]
-    while codes:
-        current = codes.pop()
-        names.update(current.co_names, current.co_freevars)
-        for constant in current.co_consts:
-            if isinstance(constant, types.CodeType):
-                if constant.co_flags & inspect.CO_GENERATOR and constant.co_name != "<genexpr>":
-                    return True  # a nested generator def (or a lambda's yield)
-                codes.append(constant)
-    cells = dict(zip(code.co_freevars, function.__closure__ or (), strict=True))
-    values = []
-    for name in names:
-        if name in cells:
-            try:
-                values.append(cells[name].cell_contents)
-            except ValueError:
-                continue
-        elif name in function.__globals__:
-            values.append(function.__globals__[name])
-        elif hasattr(builtins, name):
-            values.append(getattr(builtins, name))
-    with warnings.catch_warnings():  # a module's deprecated attribute (`np.str`) read for the test
-        warnings.simplefilter("ignore")
-        return _holds_a_generator(values, names)
-
-
-def _holds_a_generator(values: list, names: set[str]) -> bool:
-    seen: set[int] = set()
-    for _ in range(_DEPTH):
-        found = []
-        for value in values:
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            if generator_folds.is_generator_function(value):
-                return True
-            if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, int, float, str, bool)):
-                continue
-            for name in names:
-                attribute = _attribute(value, name)
-                if attribute is not _ABSENT:
-                    found.append(attribute)
-        values = found
-    return any(generator_folds.is_generator_function(value) for value in values)
-
-
-_ABSENT = object()
-
-
-def _attribute(value, name: str):
-    """`value.name` as the resolver reads it (getattr) for a module or a class; for any other
-    object the attribute its class or instance dict holds, a static method's function (no
-    property or `__getattr__` is run for the test)."""
-    if isinstance(value, (types.ModuleType, type)):
-        try:
-            return getattr(value, name, _ABSENT)
-        except Exception:  # noqa: BLE001 - a module's lazy __getattr__ failing: nothing found there
-            return _ABSENT
-    try:
-        found = inspect.getattr_static(value, name, _ABSENT)
-    except Exception:  # noqa: BLE001
-        return _ABSENT
-    if isinstance(found, (staticmethod, classmethod)):
-        return found.__func__
-    return found
 
 
 class _Consumers(scopes.Preserving):
@@ -380,7 +298,7 @@ class _Consumers(scopes.Preserving):
         generator_call = syntax.strip_parentheses(found.value)
         item, count = self.fresh("item"), self.fresh("count")
         body = list(scopes.statements(node.body))
-        before = [_line(f"{count} = 0")]
+        before = [syntax.line(f"{count} = 0")]
         sequences: list[str] = []
         if self.resolver.resolve(iterable.func) is builtins.enumerate:
             rest = iterable.args[1:]
@@ -398,8 +316,8 @@ class _Consumers(scopes.Preserving):
                 start = rest[0].value
                 if not (isinstance(start, cst.Name) or syntax.is_constant(start)):
                     self.reject(start, "enumerate start computed in the call", "assign the start to a name first")
-                before = [_line(f"{count} = START", START=start)]
-            head = [_line(f"TARGET = {count}, {item}", TARGET=node.target), _line(f"{count} = {count} + 1")]
+                before = [syntax.line(f"{count} = START", START=start)]
+            head = [syntax.line(f"TARGET = {count}, {item}", TARGET=node.target), syntax.line(f"{count} = {count} + 1")]
         else:
             others = [a for a in iterable.args[1:] if not _strict_false(a)]  # zip's default
             if iterable.args[0] is not found or any(
@@ -413,13 +331,13 @@ class _Consumers(scopes.Preserving):
                 )
             sequences = [self.fresh(naming.zipped(a.value.value)) for a in others]
             before += [
-                _line(f"{s} = cpsgrad_runtime.as_sequence(XS)", XS=a.value)
+                syntax.line(f"{s} = cpsgrad_runtime.as_sequence(XS)", XS=a.value)
                 for s, a in zip(sequences, others, strict=True)
             ]
             short = " or ".join(f"{count} >= len({s})" for s in sequences) or "False"
             elements = ", ".join([item, *(f"{s}[{count}]" for s in sequences)])
-            head = [cst.parse_statement(f"if {short}:\n    break\n"), _line(f"TARGET = {elements}", TARGET=node.target)]
-            head.append(_line(f"{count} = {count} + 1"))
+            head = [cst.parse_statement(f"if {short}:\n    break\n")]
+            head += [syntax.line(f"TARGET = {elements}", TARGET=node.target), syntax.line(f"{count} = {count} + 1")]
         loop = node.with_changes(target=cst.Name(item), iter=generator_call, body=cst.IndentedBlock([*head, *body]))
         carried = {count, *sequences, *extra}
         return [*before, *self.loop(loop, original, carried)]
@@ -477,8 +395,8 @@ class _Consumers(scopes.Preserving):
             head.append(syntax.unpack(env, cst.Name(names["env"])))
         if state:
             head.append(syntax.unpack(state, cst.Name(names["state"])))
-        head.append(_line(f"TARGET = {names['item']}", TARGET=node.target))
-        tail = [] if ends_in_jump(rewritten) else [_line("return 0, STATE, None", STATE=packed)]
+        head.append(syntax.line(f"TARGET = {names['item']}", TARGET=node.target))
+        tail = [] if ends_in_jump(rewritten) else [syntax.line("return 0, STATE, None", STATE=packed)]
         params = cst.Parameters([cst.Param(cst.Name(names[k])) for k in ("item", "env", "state")])
         step = cst.FunctionDef(cst.Name(label), params, cst.IndentedBlock([*head, *rewritten, *tail]))
         definition_label = self.fresh(naming.generator_definition(label))
@@ -490,11 +408,11 @@ class _Consumers(scopes.Preserving):
             fold_label = self.fresh(naming.generator_definition("fold_" + generator.__name__))
             self.definitions[fold_label] = generator_folds.fold_definition(generator, self.read.location(call))
         arguments = [cst.Arg(cst.Name(label)), cst.Arg(_tuple(env)), cst.Arg(packed), *call.args]
-        out = [_line(f'{name} = cpsgrad_runtime.unbound("{name}")') for name in unbound]
+        out = [syntax.line(f'{name} = cpsgrad_runtime.unbound("{name}")') for name in unbound]
         out += [
-            _line(f"{label} = cpsgrad_runtime.make_function({definition_label}, ())"),
-            _line(f"{names['fold']} = cpsgrad_runtime.generator_fold({fold_label}, GEN)", GEN=call.func),
-            _line(
+            syntax.line(f"{label} = cpsgrad_runtime.make_function({definition_label}, ())"),
+            syntax.line(f"{names['fold']} = cpsgrad_runtime.generator_fold({fold_label}, GEN)", GEN=call.func),
+            syntax.line(
                 f"{names['flag']}, {names['state']}, {names['value']} = CALL",
                 CALL=cst.Call(cst.Name(names["fold"]), arguments),
             ),
@@ -571,13 +489,3 @@ def _tuple(names: list[str]) -> cst.Tuple:
     return cst.Tuple([cst.Element(cst.Name(n)) for n in names])
 
 
-def _line(template: str, **values) -> cst.BaseStatement:
-    return cst.parse_statement(template + "\n").visit(_Substitute(values))
-
-
-class _Substitute(cst.CSTTransformer):
-    def __init__(self, values: dict):
-        self.values = values
-
-    def leave_Name(self, original, updated):
-        return self.values.get(original.value, updated)

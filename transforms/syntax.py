@@ -189,3 +189,22 @@ def literal_value(node: cst.BaseExpression):
             return NOT_LITERAL
         return -inner if isinstance(node.operator, cst.Minus) else +inner
     return NOT_LITERAL
+
+
+def line(template: str, **values: cst.CSTNode) -> cst.BaseStatement:
+    """One statement parsed from `template`, each placeholder name (by convention upper-case:
+    `TARGET = ITEM`) replaced by the node `values` gives for it."""
+    return substituted(cst.parse_statement(template + "\n"), values)
+
+
+def substituted(node: cst.CSTNode, values: dict[str, cst.CSTNode]) -> cst.CSTNode:
+    """`node` with each name that `values` has a node for replaced by that node."""
+    return node.visit(_Placeholders(values))
+
+
+class _Placeholders(cst.CSTTransformer):
+    def __init__(self, values: dict[str, cst.CSTNode]):
+        self.values = values
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self.values.get(original_node.value, updated_node)

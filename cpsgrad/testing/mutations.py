@@ -10,7 +10,8 @@ copied, the original still read), a nested helper writing into the buffer in a l
 first (the next pass reads what the call wrote: refused), a module-level helper writing into it
 that the caller goes on reading (for its effect, for its result, in a loop: differentiated
 through the helper's variant, transforms/written_arguments.py), the buffer stored in a dict and read
-back through it after a write (refused) or only before it. Buffers are vectors like any other
+back through it after a write or `b *= e` (refused) or only before it, maybe with a list extended by a
+tuple display after it (that `+=`'s rewrite once lost the refusal). Buffers are vectors like any other
 afterwards, so later statements read them, view them, alias them (`w5 = b3`, `w6 = b3[::-1]`)
 and pass them to helpers; a write after such an alias is read again is one cpsgrad refuses
 (transforms/analysis/aliasing.py), and check_program accepts exactly that refusal. Rarely the write is
