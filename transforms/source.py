@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.machinery
 import inspect
-import linecache
-import os
-import re
-import sys
 import textwrap
 import types
 from collections.abc import Callable, Mapping
@@ -17,6 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from cpsgrad import source_lines
 from cpsgrad.errors import SourceError, SourceLocation, UnsupportedError
 from cpsgrad.transforms.code_keyed import ByCode
 
@@ -100,6 +96,16 @@ _READ = ByCode()
 
 
 def _read(function: types.FunctionType) -> FunctionSource:
+    is_lambda = function.__code__.co_name == "<lambda>"
+    if not is_lambda:
+        try:
+            found = source_lines.definition_text(function)  # no tokenizing: most defs are read so
+        except OSError:
+            found = None  # told again below, as inspect words it
+        if found is not None:
+            read = _parsed_def(function, *found, function.__code__.co_filename, fallback=True)
+            if read is not None:
+                return read
     try:
         # the code object, not the function: inspect would follow a decorator's __wrapped__ to
         # another function's source, and the program must be the function that actually runs
@@ -111,21 +117,16 @@ def _read(function: types.FunctionType) -> FunctionSource:
             "code, so the function must be defined in a file, not typed at an interactive prompt "
             "or built with exec"
         ) from None
-    is_lambda = function.__code__.co_name == "<lambda>"
-    if is_lambda:
-        lines = _lambda_lines(function, lines, first_line)
+    if not is_lambda:  # its block as inspect finds it
+        return _parsed_def(function, "".join(lines), first_line, filename)
+    lines = _lambda_lines(function, lines, first_line)
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = _common_indent(text, dedented)
     try:
         wrapper = MetadataWrapper(cst.parse_module(dedented), unsafe_skip_copy=True)
-    except cst.ParserSyntaxError as error:
-        if not is_lambda:
-            raise SourceError(f"{filename}:{first_line}: cannot parse the source: {error}") from None
+    except cst.ParserSyntaxError:
         wrapper = None
-    if not is_lambda:
-        definition = _function_definition(function, wrapper.module, filename, first_line)
-        return FunctionSource(function, filename, first_line, indent, definition, wrapper.resolve(PositionProvider))
     read = _whole_lambda(function, wrapper, filename, first_line) if wrapper is not None else None
     if read is None and text[:1] in (" ", "\t"):  # `f(\n    lambda x: a\n    + b,`: inside parentheses inspect
         try:  # does not see: parsed in a parenthesis put in the first column (lines and columns kept)
@@ -137,10 +138,28 @@ def _read(function: types.FunctionType) -> FunctionSource:
     if read is None:
         raise SourceError(
             f"{filename}:{first_line}: the lambda's source could not be read whole (its code goes on to line "
-            f"{_last_line(function.__code__)}); write it as a def, or keep the lambda in parentheses of its own"
+            f"{source_lines.last_line(function.__code__)}); write it as a def, or keep the lambda in parentheses of "
+            "its own"
         )
     definition, positions = read
     return FunctionSource(function, filename, first_line, indent, definition, positions)
+
+
+def _parsed_def(
+    function: types.FunctionType, text: str, first_line: int, filename: str, fallback: bool = False
+) -> FunctionSource | None:
+    """A def read from `text`; where it does not parse, None with `fallback` (the text was cut
+    before a body that compiles to nothing: source_lines.definition_text), else a SourceError."""
+    dedented = textwrap.dedent(text)
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(dedented), unsafe_skip_copy=True)
+    except cst.ParserSyntaxError as error:
+        if fallback:
+            return None
+        raise SourceError(f"{filename}:{first_line}: cannot parse the source: {error}") from None
+    definition = _function_definition(function, wrapper.module, filename, first_line)
+    indent = _common_indent(text, dedented)
+    return FunctionSource(function, filename, first_line, indent, definition, wrapper.resolve(PositionProvider))
 
 
 def _whole_lambda(function, wrapper, filename: str, first_line: int):
@@ -149,7 +168,7 @@ def _whole_lambda(function, wrapper, filename: str, first_line: int):
     positions = wrapper.resolve(PositionProvider)
     definition = _lambda_definition(function, wrapper.module, filename, first_line)
     body = definition.body.body[0].body[0].value
-    if positions[body].end.line + first_line - 1 < _last_line(function.__code__):
+    if positions[body].end.line + first_line - 1 < source_lines.last_line(function.__code__):
         return None
     return definition, positions
 
@@ -157,49 +176,21 @@ def _whole_lambda(function, wrapper, filename: str, first_line: int):
 def _lambda_lines(function: types.FunctionType, lines: list[str], first_line: int) -> list[str]:
     """The lines of a lambda through the last line its code is on: inspect's block ends at the
     first line's end where the lambda continues inside a call's parentheses it does not see."""
-    last = _last_line(function.__code__)
+    last = source_lines.last_line(function.__code__)
     if first_line + len(lines) - 1 >= last:
         return lines
-    found = _file_lines(function)
+    found = source_lines.file_lines(function)
     if found is None:
         return lines
     every, number = found
     return every[number:last]
 
 
-_DEFINITION_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
-_COMPILED_SUFFIXES = (*importlib.machinery.BYTECODE_SUFFIXES, *importlib.machinery.EXTENSION_SUFFIXES)
-
-
-def _file_lines(function: types.FunctionType) -> tuple[list[str], int] | None:
-    """(the lines of `function`'s file, the index of its first line) as inspect finds them for its
-    code object, for a function of a file on disk or in linecache; None otherwise.
-
-    Read here, not by inspect: inspect first looks the code object's module up by file name, and
-    its first such look-up in a process resolves the path of every module imported (a third of
-    a small function's transform)."""
-    code = function.__code__
-    filename = code.co_filename
-    if filename.endswith(_COMPILED_SUFFIXES) or not (filename in linecache.cache or os.path.exists(filename)):
-        return None
-    linecache.checkcache(filename)  # an edited file is read again, as inspect would
-    lines = linecache.getlines(filename, function.__globals__)
-    if not lines:
-        return None
-    number = code.co_firstlineno - 1
-    if number >= len(lines):
-        raise OSError("lineno is out of bounds")
-    if sys.version_info < (3, 13):  # before 3.13 inspect walks back to a def, lambda or @
-        while number > 0 and not _DEFINITION_LINE.match(lines[number]):
-            number -= 1
-    return lines, number
-
-
 def _source_lines(function: types.FunctionType) -> tuple[list[str], int, str]:
     """(the lines of `function`'s definition, its first line, its file), as
     `inspect.getsourcelines(function.__code__)` and `inspect.getsourcefile` find them (the rest:
     a file gone, a loader's source, a notebook cell, goes to inspect)."""
-    found = _file_lines(function)
+    found = source_lines.file_lines(function)
     if found is not None:
         lines, number = found
         return inspect.getblock(lines[number:]), number + 1, function.__code__.co_filename
@@ -218,26 +209,10 @@ def text_of(function: types.FunctionType) -> tuple[str, int, str] | None:
     if DEFINITIONS.get(function.__code__) is not None:
         return None
     try:
-        found = _file_lines(function)
+        found = source_lines.definition_text(function)
     except OSError:
         return None
-    if found is None:
-        return None
-    lines, number = found
-    return "".join(lines[number:_last_line(function.__code__)]), number + 1, function.__code__.co_filename
-
-
-def _last_line(code: types.CodeType) -> int:
-    """The last line any instruction of `code` or of the code objects in it ends on."""
-    last = code.co_firstlineno
-    pending = [code]
-    while pending:
-        code = pending.pop()
-        for _, end, _, _ in code.co_positions():
-            if end is not None and end > last:
-                last = end
-        pending += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return last
+    return None if found is None else (*found, function.__code__.co_filename)
 
 
 def _common_indent(original: str, dedented: str) -> int:

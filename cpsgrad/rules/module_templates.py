@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from cpsgrad import source_lines
 from cpsgrad.errors import RuleError
 from cpsgrad.kernels.formulas.catalog import UNARY_BY_NAME
 from cpsgrad.rules.registry import rule
@@ -81,7 +82,8 @@ class Elementary:
     @functools.cached_property
     def lines(self) -> list[str]:
         """The shared template's source lines from its `def` (its decorator left out), dedented."""
-        lines = textwrap.dedent(inspect.getsource(self.template)).splitlines()
+        found = source_lines.definition_text(self.template)  # its code ends in accumulations: none cut
+        lines = textwrap.dedent(found[0] if found else inspect.getsource(self.template)).splitlines()
         return lines[next(i for i, line in enumerate(lines) if line.startswith("def ")):]
 
     @property

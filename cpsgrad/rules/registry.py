@@ -25,6 +25,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from cpsgrad import source_lines
 from cpsgrad.errors import CpsgradError, RuleError
 
 TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its parameter `x`
@@ -95,8 +96,10 @@ class Rule:
         # a template made from a text carries it (cpsgrad/rules/scipy/stats.py: linecache may be cleared), or
         # a function that writes it (cpsgrad/rules/module_templates.py: the math and numpy rules of one derivative)
         source = getattr(self.template, "__rule_source__", None)
-        source = (source() if callable(source) else source) or textwrap.dedent(inspect.getsource(self.template))
-        module = cst.parse_module(source)
+        source = source() if callable(source) else source
+        module = None if source else source_lines.parsed_definition(self.template)
+        if module is None:
+            module = cst.parse_module(source or textwrap.dedent(inspect.getsource(self.template)))
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
                 return statement
