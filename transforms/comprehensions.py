@@ -325,9 +325,9 @@ def substitute(node: cst.CSTNode, renamed: dict[str, str]) -> cst.CSTNode:
     changes = {}
     for field in dataclasses.fields(node):
         value = getattr(node, field.name)
-        if isinstance(value, cst.CSTNode):
+        if syntax.is_a(value, cst.CSTNode):
             changes[field.name] = substitute(value, renamed)
-        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], cst.CSTNode):
+        elif isinstance(value, (list, tuple)) and value and syntax.is_a(value[0], cst.CSTNode):
             changes[field.name] = type(value)(substitute(v, renamed) for v in value)
     return _replace(node, **changes)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from cpsgrad.transforms import syntax
 from cpsgrad.transforms.naming import names_in
 
 
@@ -19,7 +20,7 @@ def statements(block) -> list:
 
 
 def children(node: cst.CSTNode):
-    return [c for c in node.children if isinstance(c, cst.CSTNode)]
+    return [c for c in node.children if syntax.is_a(c, cst.CSTNode)]
 
 
 def calls(root: cst.CSTNode):
@@ -73,7 +74,7 @@ class Preserving(cst.CSTTransformer):
             return original
         if self.changed:
             self.changed[-1] = True
-        if isinstance(result, cst.CSTNode) and original in self.positions:
+        if syntax.is_a(result, cst.CSTNode) and original in self.positions:
             self.moved.setdefault(result, self.positions[original])
         return result
 

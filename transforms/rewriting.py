@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from cpsgrad.transforms import syntax
+
 
 class Rewriter(cst.CSTTransformer):
     """A transformer over `normalized.definition`'s statements (its `leave_SimpleStatementLine` or
@@ -19,14 +21,14 @@ class Rewriter(cst.CSTTransformer):
         """The passes rewrite whole core statements: the insides of a simple statement line and
         the atoms of an `if` or `while` are not visited, so a statement no pass changes is the
         very node it was (and costs nothing to walk past)."""
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression)):
+        if type(node) is cst.SimpleStatementLine or syntax.is_a(node, cst.BaseExpression):
             super().on_visit(node)
             return False
         return super().on_visit(node)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode):  # a rebuilt node keeps its way back
+        if result is not original and syntax.is_a(result, cst.CSTNode):  # a rebuilt node keeps its way back
             self.normalized.carry(original, result)
         return result
 

@@ -208,3 +208,11 @@ class _Placeholders(cst.CSTTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self.values.get(original_node.value, updated_node)
+
+
+def is_a(value: object, base: type) -> bool:
+    """`isinstance(value, base)` for a libcst node class `base`, read from the value's class's MRO.
+    libcst's node classes are ABCs, and an ABC's first negative check of a class walks every class
+    below it (for cst.CSTNode all ~480 of them, 2 ms, once a process): the first transform paid
+    for each such pair. libcst registers no virtual subclasses, so the MRO is the whole answer."""
+    return base in type(value).__mro__

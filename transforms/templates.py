@@ -64,7 +64,7 @@ def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
     atom or a display (an empty tuple keeps its own), so `-1.0` read as `scale ** 2` and `(2, 1)`
     read as `reps[0]` keep their meaning. What is not one expression (the arguments a starred
     parameter packs) is left as it is."""
-    if not isinstance(node, cst.BaseExpression):
+    if not syntax.is_a(node, cst.BaseExpression):
         return node
     node = syntax.strip_parentheses(node)
     if isinstance(node, _ATOMS + _DISPLAYS) or (isinstance(node, cst.Tuple) and not node.elements):

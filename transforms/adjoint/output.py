@@ -135,7 +135,7 @@ class _Marking(CodegenState):
         kind = type(node)
         expression = _EXPRESSION.get(kind)
         if expression is None:
-            expression = _EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
+            expression = _EXPRESSION[kind] = cst.BaseExpression in kind.__mro__  # not issubclass: syntax.is_a
         if expression:
             self.expressions += 1
         elif self.expressions and kind is cst.EmptyLine:

@@ -36,7 +36,7 @@ class Statements:
                 for small in statement.body:
                     self.small_statement(small, out)
                     self.assigned |= _assigned_in(small)
-            elif isinstance(statement, cst.BaseSmallStatement):  # the body of `if c: stmt`
+            elif syntax.is_a(statement, cst.BaseSmallStatement):  # the body of `if c: stmt`
                 self.small_statement(statement, out)
                 self.assigned |= _assigned_in(statement)
             else:  # an if adds what both branches assign (if_statement); a loop, nothing
