@@ -296,9 +296,9 @@ def _mpirun(ranks: int, args: list, timeout: float = JOB_TIMEOUT, **env) -> subp
                           text=True, timeout=timeout, env=_clean_env(**env), cwd=ROOT)
 
 
-def _example(tmp_path, name, ranks, *options):
+def _example(tmp_path, name, ranks, *options, example=EXAMPLE, steps=5):
     out = tmp_path / name
-    args = [EXAMPLE, "--steps", "5", "--sgd", "0.05", "--save", out, "--warmup", "0", *options]
+    args = [example, "--steps", steps, "--sgd", "0.05", "--save", out, "--warmup", "0", *options]
     if ranks is None:  # one plain process, no MPI at all
         done = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
                               timeout=JOB_TIMEOUT, env=_clean_env(), cwd=ROOT)
@@ -328,6 +328,53 @@ def test_ranks_agree_with_one_process_over_the_same_global_batch(tmp_path, ranks
             assert _relative(rank_params[r][key], params[key]) <= 1e-12, (key, r)
             np.testing.assert_array_equal(rank_params[r][key], rank_params[0][key])  # bitwise, every rank
         assert not np.array_equal(params[key], np.load(tmp_path / "one" / "grads0.npz")[key])
+
+
+CNN_EXAMPLE = EXAMPLES / "distributed_mnist_cnn.py"
+
+
+def test_the_cnn_with_a_per_sample_mask_is_the_count_weighted_mean_of_its_shards():
+    """What data parallelism relies on for the CNN: its loss and gradients over a batch are the
+    count-weighted means of those over any cut of it, dropout included (a mask per sample, cut
+    with the images): the ranks' average is one process's."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import distributed_mnist_cnn
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    work = distributed_mnist_cnn.workload(np.float64)
+    params = work.init(np.random.default_rng(1))
+    images, labels, keep = work.batch(np.random.default_rng(2), 7)
+    assert set(np.unique(keep)) <= {0.0, 2.0} and 0 < np.mean(keep == 0) < 1
+    whole, grads = cpsgrad.value_and_grad(work.loss)(params, images, labels, keep)
+    cut = [slice(0, 3), slice(3, 7)]
+    parts = [cpsgrad.value_and_grad(work.loss)(params, images[c], labels[c], keep[c]) for c in cut]
+    sizes = [3 / 7, 4 / 7]
+    assert float(whole) == pytest.approx(sum(w * float(v) for w, (v, _) in zip(sizes, parts, strict=True)), rel=1e-13)
+    for key in params:
+        mean = sum(w * g[key] for w, (_, g) in zip(sizes, parts, strict=True))
+        assert _relative(mean, grads[key]) <= 1e-12, key
+    h, key, index = 1e-6, "fc1_w", (3, 17)  # one gradient entry against finite differences
+    up, down = dict(params), dict(params)
+    up[key] = params[key].copy()
+    up[key][index] += h
+    down[key] = params[key].copy()
+    down[key][index] -= h
+    slope = (work.loss(up, images, labels, keep) - work.loss(down, images, labels, keep)) / (2 * h)
+    assert grads[key][index] == pytest.approx(slope, rel=1e-6, abs=1e-9)
+
+
+@needs_mpi
+def test_the_cnn_on_two_ranks_agrees_with_one_process(tmp_path):
+    options = ["--batch", 7, "--float64"]
+    (grads,), (params,), _ = _example(tmp_path, "one", None, *options, example=CNN_EXAMPLE, steps=3)
+    rank_grads, rank_params, stdout = _example(tmp_path, "two", 2, *options, example=CNN_EXAMPLE, steps=3)
+    assert "mnist-cnn: 2 rank(s)" in stdout and "largest gradient difference" in stdout
+    for key in params:
+        for r in range(2):
+            assert _relative(rank_grads[r][key], grads[key]) <= 1e-12, (key, r)
+            assert _relative(rank_params[r][key], params[key]) <= 1e-12, (key, r)
+            np.testing.assert_array_equal(rank_params[r][key], rank_params[0][key])
 
 
 _PROGRAM = textwrap.dedent("""

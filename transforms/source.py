@@ -232,7 +232,10 @@ def _function_definition(function, module: cst.Module, filename: str, first_line
                     "coroutines cannot be differentiated; write a plain def",
                 )
             return statement
-    raise SourceError(f"{filename}:{first_line}: no definition of {function.__code__.co_name} found in its source")
+    raise SourceError(
+        f"{filename}:{first_line}: no definition of {function.__code__.co_name} found in its source (if the file "
+        "was edited after it was imported, its function is not the one the file holds now: import it again)"
+    )
 
 
 def _lambda_definition(function, module: cst.Module, filename: str, first_line: int) -> cst.FunctionDef:

@@ -43,15 +43,21 @@ SHAPES = {"conv1_w": (10, 1, 5, 5), "conv1_b": (10,), "conv2_w": (20, 10, 5, 5),
 FAN_IN = {"conv1": 25, "conv2": 250, "fc1": 320, "fc2": 50}
 
 
-def logits(params, images, seed, training):
-    """The network's class scores ``(N, 10)`` for ``images`` ``(N, 1, 28, 28)``."""
+def logits(params, images, seed, training, keep=None):
+    """The network's class scores ``(N, 10)`` for ``images`` ``(N, 1, 28, 28)``. ``keep``, when
+    given, is the dropout as a per-sample mask ``(N, 50)`` (0 or 2: dropped or kept and scaled)
+    drawn by the caller, in place of ``nn.dropout``'s mask of the whole batch drawn from ``seed``
+    (distributed_mnist_cnn.py: a batch split over ranks must drop what the whole batch drops)."""
     x = nn.conv2d(images, params["conv1_w"], params["conv1_b"])
     x = nn.relu(nn.max_pool2d(x, 2))
     x = nn.conv2d(x, params["conv2_w"], params["conv2_b"])
     x = nn.relu(nn.max_pool2d(x, 2))
     x = x.reshape(x.shape[0], 320)
     x = nn.relu(x @ params["fc1_w"].T + params["fc1_b"])
-    x = nn.dropout(x, 0.5, seed=seed, training=training)
+    if keep is None:
+        x = nn.dropout(x, 0.5, seed=seed, training=training)
+    else:
+        x = x * keep
     return x @ params["fc2_w"].T + params["fc2_b"]
 
 
