@@ -171,3 +171,22 @@ class Site:
     @property
     def callee_code(self) -> str:
         return syntax.code(self.call.func)
+
+
+def bound_parameters(code: types.CodeType, call: cst.Call) -> list[tuple[str | None, cst.Arg]] | None:
+    """Each argument of `call` (its positional arguments first, then its keywords, the order
+    aliasing.consent counts them in) with the parameter of `code` Python binds it to: by position
+    among the positional parameters, by name among those and the keyword-only ones; None for a
+    positional argument past them or a keyword naming none (a `*args` or `**kwargs` would take
+    it). None for the whole call where an argument is starred (`*xs`, `**kw`: unknown until it runs)."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = [a for a in call.args if a.keyword is not None]
+    named = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    bound: list[tuple[str | None, cst.Arg]] = []
+    for position, argument in enumerate(positional):
+        bound.append((code.co_varnames[position] if position < code.co_argcount else None, argument))
+    for argument in keywords:
+        bound.append((argument.keyword.value if argument.keyword.value in named else None, argument))
+    return bound

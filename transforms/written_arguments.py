@@ -116,17 +116,11 @@ class _Calls(rewriting.Rewriter):
         written = self.written_by(function)
         if not written:
             return None
-        code = function.__code__
-        positional = [a for a in call.args if a.keyword is None]
-        keywords = [a for a in call.args if a.keyword is not None]
+        bound = calls.bound_parameters(function.__code__, call)
+        if bound is None or any(parameter is None and argument.keyword is None for parameter, argument in bound):
+            return None  # a positional argument past the parameters: the call raises as Python's would
         parameters, names = [], []
-        for position, argument in enumerate(positional + keywords):
-            if position < len(positional):
-                if position >= code.co_argcount:
-                    return None
-                parameter = code.co_varnames[position]
-            else:
-                parameter = argument.keyword.value
+        for parameter, argument in bound:
             if parameter not in written or not isinstance(argument.value, cst.Name):
                 continue
             name = argument.value.value

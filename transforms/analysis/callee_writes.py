@@ -45,13 +45,8 @@ def writes_into(function, call: cst.Call, position: int) -> bool:
     keywords, as aliasing.consent counts them) is bound to a parameter `function` may write into;
     False where that is not known."""
     written = written_by(function)
-    if not written or any(a.star for a in call.args):
+    bound = calls.bound_parameters(function.__code__, call) if written else None
+    if bound is None:
         return False
-    code = function.__code__
-    positional = [a for a in call.args if a.keyword is None]
-    if position < len(positional):
-        if position >= code.co_argcount:
-            return False
-        return code.co_varnames[position] in written
-    keyword = [a for a in call.args if a.keyword is not None][position - len(positional)].keyword.value
-    return keyword in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount] and keyword in written
+    parameter = bound[position][0]
+    return parameter is not None and parameter in written

@@ -16,7 +16,7 @@ import libcst as cst
 import numpy as np
 
 from cpsgrad.runtime.starred import spread
-from cpsgrad.transforms import syntax
+from cpsgrad.transforms import calls, syntax
 from cpsgrad.transforms.naming import WRITTEN_ATTRIBUTE
 
 # numpy functions and array methods whose result may share memory with an argument
@@ -138,14 +138,8 @@ class Sharing:
         if not (_fresh(function) or self.returns_fresh(function)):
             for argument in arguments:
                 self.element_of(result, argument, None)
-        varnames = variant.__code__.co_varnames
-        given = {}
-        positional = [a for a in call.args if a.keyword is None]
-        for index, argument in enumerate(positional):
-            given[varnames[index]] = argument.value
-        for argument in call.args:
-            if argument.keyword is not None:
-                given[argument.keyword.value] = argument.value
+        bound = calls.bound_parameters(variant.__code__, call) or []
+        given = {parameter: argument.value for parameter, argument in bound if parameter is not None}
         parts = [[result]] + [list(self.reaching_root(given[p], state)) if p in given else [] for p in written]
         self.displays[definition] = parts
         for part in parts:
