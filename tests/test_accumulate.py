@@ -124,3 +124,54 @@ def loop_sum(W, h, steps):
         h = np.tanh(W @ h)
         total = total + np.sum(h)
     return total
+
+
+# -- the list adjoints' helpers (runtime/list_changes.py): in place only where nothing else holds
+# the adjoint. Programs cpsgrad accepts give them unshared adjoints (transforms/analysis/lists.py
+# refuses a changed list another name or container sees), so these call them as generated code
+# does, `xs_d = helper(xs_d, ...)`, once with the adjoint held only by that variable and once
+# with a second holder, which must never see the change.
+
+
+def test_truncated_adjoint_cuts_in_place_only_an_unshared_list_adjoint():
+    from cpsgrad.runtime.list_changes import ListAdjoint, truncated_adjoint
+
+    xs_d = ListAdjoint([1.0, 2.0, 3.0])
+    identity = id(xs_d)
+    xs_d = truncated_adjoint(xs_d, 2)
+    assert id(xs_d) == identity and xs_d == [1.0, 2.0]
+    xs_d = ListAdjoint([1.0, 2.0, 3.0])
+    other = xs_d
+    xs_d = truncated_adjoint(xs_d, 2)
+    assert xs_d == [1.0, 2.0] and other == [1.0, 2.0, 3.0] and xs_d is not other
+
+
+def test_reinserted_adjoint_inserts_in_place_only_into_an_unshared_list_adjoint():
+    from cpsgrad.runtime.list_changes import ListAdjoint, reinserted_adjoint
+
+    xs_d = ListAdjoint([1.0, 3.0])
+    identity = id(xs_d)
+    xs_d = reinserted_adjoint(xs_d, (1, "popped"))
+    assert id(xs_d) == identity and xs_d == [1.0, 0.0, 3.0]
+    xs_d = ListAdjoint([1.0, 3.0])
+    other = xs_d
+    xs_d = reinserted_adjoint(xs_d, (1, "popped"))
+    assert xs_d == [1.0, 0.0, 3.0] and other == [1.0, 3.0] and xs_d is not other
+
+
+def test_accumulate_index_adds_into_an_unshared_list_adjoint_in_place_and_never_a_shared_one():
+    from cpsgrad.runtime.accumulation import accumulate_index
+    from cpsgrad.runtime.list_changes import ListAdjoint
+
+    container = [np.zeros(2), np.zeros(2)]
+    xs_d = ListAdjoint([np.ones(2), 0.0])
+    identity = id(xs_d)
+    xs_d = accumulate_index(xs_d, container, 1, np.full(2, 5.0))
+    assert id(xs_d) == identity
+    np.testing.assert_array_equal(xs_d[1], [5.0, 5.0])
+    xs_d = ListAdjoint([np.ones(2), 0.0])
+    other = xs_d
+    xs_d = accumulate_index(xs_d, container, 0, np.full(2, 5.0))
+    np.testing.assert_array_equal(xs_d[0], [6.0, 6.0])
+    np.testing.assert_array_equal(other[0], [1.0, 1.0])
+    assert other[1] == 0.0 and xs_d is not other
