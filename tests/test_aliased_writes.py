@@ -306,3 +306,26 @@ def rebound_then_written(x):
 def test_a_list_an_update_extends_in_place_is_followed_by_its_other_name():
     check_grad(rebound_then_written, X.copy())
     np.testing.assert_array_equal(cpsgrad.grad(rebound_then_written)(X.copy()), [0.0, 2.0, 3.0, 4.0, 0.0])
+
+
+def _maybe_aliased(x, flag):
+    y = np.zeros(2)
+    z = y if flag else None
+    y[0] = x
+    return np.sum(y) * 2.0
+
+
+def _maybe_aliased_read(x, flag):
+    y = np.zeros(2)
+    z = y if flag else None
+    y[0] = x
+    return np.sum(z) * 3.0 + np.sum(y)
+
+
+def test_none_true_and_false_are_no_ones_array():
+    """`z = y if flag else None` made y's array "the global or free variable None's" and refused
+    the write into it (libcst parses None, True and False as names)."""
+    value, gradient = cpsgrad.value_and_grad(_maybe_aliased)(1.5, True)
+    assert value == _maybe_aliased(1.5, True) and gradient == 2.0
+    with pytest.raises(cpsgrad.UnsupportedError, match="read of z after a write"):  # z is y's: still refused
+        cpsgrad.value_and_grad(_maybe_aliased_read)(1.5, True)

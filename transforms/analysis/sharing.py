@@ -63,6 +63,9 @@ class Sets:
 
 
 
+_CONSTANTS = frozenset({"True", "False", "None"})  # names to libcst, constants to Python
+
+
 class Sharing:
     """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`, `copies`, `containers`,
     `numbers`, `locals`, `origin_of`, `resolver`, `fresh_callee`)."""
@@ -197,6 +200,8 @@ class Sharing:
             return [definition for definition, _ in state[name]]
         if name in self.locals:
             return []  # a local read before it is bound: Python raises
+        if name in _CONSTANTS:
+            return []  # `z = y if c else None`: no array of anyone's
         definition = (_GLOBAL, name)
         self.origin_of[definition] = (_GLOBAL, name)
         return [definition]
