@@ -310,7 +310,7 @@ def test_a_list_an_update_extends_in_place_is_followed_by_its_other_name():
 
 def _maybe_aliased(x, flag):
     y = np.zeros(2)
-    z = y if flag else None
+    z = y if flag else None  # noqa: F841 - the form that was refused
     y[0] = x
     return np.sum(y) * 2.0
 
