@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 _EMPTY_MODULE = cst.Module([])
+KEYWORD_CONSTANTS = frozenset({"True", "False", "None"})  # names to libcst, constants to Python
 EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # a keyword argument's `=`, unspaced
 
 
@@ -80,7 +81,7 @@ def is_constant(node: cst.BaseExpression) -> bool:
     ):
         return True
     if isinstance(node, cst.Name):
-        return node.value in ("True", "False", "None")
+        return node.value in KEYWORD_CONSTANTS
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         return isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary))
     return False
@@ -101,7 +102,7 @@ def variables_read(node: cst.CSTNode) -> list[str]:
 def _read(node: cst.CSTNode, found: list[str]) -> None:
     """A direct walk over the core language's nodes; anything else goes to a libcst visitor."""
     if isinstance(node, cst.Name):
-        if node.value not in ("True", "False", "None"):
+        if node.value not in KEYWORD_CONSTANTS:
             found.append(node.value)
     elif isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
         return
@@ -152,7 +153,7 @@ class _Reader(cst.CSTVisitor):
         self.found = found
 
     def visit_Name(self, n: cst.Name) -> None:
-        if n.value not in ("True", "False", "None"):
+        if n.value not in KEYWORD_CONSTANTS:
             self.found.append(n.value)
 
     def visit_Attribute(self, n: cst.Attribute) -> bool:

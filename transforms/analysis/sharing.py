@@ -63,9 +63,6 @@ class Sets:
 
 
 
-_CONSTANTS = frozenset({"True", "False", "None"})  # names to libcst, constants to Python
-
-
 class Sharing:
     """The relations of the _Analysis (reads `same`, `contains`, `shallow`, `displays`, `copies`, `containers`,
     `numbers`, `locals`, `origin_of`, `resolver`, `fresh_callee`)."""
@@ -200,7 +197,7 @@ class Sharing:
             return [definition for definition, _ in state[name]]
         if name in self.locals:
             return []  # a local read before it is bound: Python raises
-        if name in _CONSTANTS:
+        if name in syntax.KEYWORD_CONSTANTS:
             return []  # `z = y if c else None`: no array of anyone's
         definition = (_GLOBAL, name)
         self.origin_of[definition] = (_GLOBAL, name)
