@@ -281,7 +281,10 @@ class _Runner:
             self.programs[argument_kinds] = transformed
         return transformed
 
-    def __call__(self, args, kwargs):
+    def __call__(self, args, kwargs, reset=_reset):
+        """Run the program on `args` and `kwargs`: `(value, gradients)`. `reset` is the outermost
+        continuation, `value -> (value, seed adjoint of value)`; it must call
+        `runtime.keep_final_writes()` first, as `_reset` does (`cpsgrad.vjp` passes its own)."""
         if kwargs or len(args) != len(self.parameters) or not self.positional:
             if self.signature is None:
                 self.signature = inspect.signature(self.function)
@@ -300,9 +303,9 @@ class _Runner:
         try:
             runtime_objects.own_arguments(tuple(args[p] for p in differentiated))  # runtime/objects.py
             if self.debug_nans:
-                result, watch = nonfinite.run(transformed.program, args, _reset)
+                result, watch = nonfinite.run(transformed.program, args, reset)
             else:
-                result = transformed.program(*args, _reset)
+                result = transformed.program(*args, reset)
             gradients = starred.picked(_gradients(args, differentiated, result[1:]), self.picks)
         except LocatedError as error:
             if error.location is None:  # a run-time helper's refusal: the line that called it
@@ -329,11 +332,11 @@ def _runner(function, argnums: tuple[int, ...], debug_nans: bool = False):
     if function in TABLE:
         runners: dict[int, _Runner] = {}
 
-        def run(args, kwargs):
+        def run(args, kwargs, reset=_reset):
             found = runners.get(len(args))
             if found is None:
                 found = runners[len(args)] = _Runner(primitive_caller(function, len(args)), argnums, debug_nans)
-            return found(args, kwargs)
+            return found(args, kwargs, reset)
 
         return run
     source.unwrap(function)

@@ -183,6 +183,18 @@ def numpy_slope(entry: Elementary) -> str:
     return f"lambda {saved}: {slope}"
 
 
+def slopes(entry: Elementary, module: str) -> dict[str, str]:
+    """Each parameter's slope (its accumulation with the output's adjoint set to one), read as
+    `module` ("math" or "numpy"): forward mode's tangent is the sum of `p_t * slope`
+    (cpsgrad/rules/tangents.py)."""
+    adjoint, parameters, shift = _backward(entry)
+    found = {}
+    for line in entry.lines[shift + 1:]:
+        _, parameter, expression = _ACCUMULATION.match(line).groups()
+        found[parameter] = _read_as(_slope_text(entry, expression, adjoint, parameters), module)
+    return found
+
+
 def _slope_text(entry: Elementary, expression: str, adjoint: str, parameters: list[str]) -> str:
     singular = parameters if entry.singular_in_numpy else ()
     return _code(_slope(cst.parse_expression(expression), adjoint, singular))

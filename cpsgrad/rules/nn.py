@@ -12,8 +12,11 @@ by the template's default); `tests/test_nn.py` checks that they do.
 
 # Templates accumulate into adjoints (`x_d += ...`) that only the transform binds:
 # ruff: noqa: F821, F841
+import numpy as np
+
 from cpsgrad import nn, nn_backward
 from cpsgrad.kernels import dispatch
+from cpsgrad.rules import tangents
 from cpsgrad.rules.registry import rule
 from cpsgrad.runtime.adjoints import is_zero
 
@@ -223,3 +226,24 @@ def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     w_hh_d += w_hh_g
     b_ih_d += b_ih_g
     b_hh_d += b_hh_g
+
+
+# ---- forward mode (cpsgrad/rules/tangents.py) -------------------------------------------------
+
+tangents.declare(tangents.ELEMENTWISE, nn.relu, nn.sigmoid, nn.softplus, nn.silu, nn.leaky_relu, nn.hardtanh)
+
+
+@tangents.explicit(nn.softmax)
+def softmax_tangent(y, x, x_t, axis=-1):
+    return y * (x_t - np.sum(y * x_t, axis=axis, keepdims=True))
+
+
+@tangents.explicit(nn.log_softmax)
+def log_softmax_tangent(y, x, x_t, axis=-1):
+    return x_t - np.sum(np.exp(y) * x_t, axis=axis, keepdims=True)
+
+
+@tangents.explicit(nn.logsumexp)
+def logsumexp_tangent(y, x, x_t, axis=None, keepdims=False):
+    kept = y if keepdims or axis is None else np.expand_dims(y, axis)
+    return np.sum(np.exp(x - kept) * x_t, axis=axis, keepdims=keepdims)

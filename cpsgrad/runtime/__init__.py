@@ -21,7 +21,8 @@ same way. Each concern is a module of its own, and nothing here imports `cpsgrad
 - `bitwise`: the backward of `|`, `&`, `^`, `<<`, `>>`, `~` (a dict merge, constants, or refused);
 - `checks`: unbound variables, in-place refusals, user rules' checked contributions;
 - `device`: the `DeviceArray` branches of the array helpers;
-- `dispatch`: the call sites of user functions (each picks and runs the callee's program).
+- `dispatch`: the call sites of user functions (each picks and runs the callee's program);
+- `tangents`: forward mode's zero tangents and tangents fitted to their primal's shape.
 
 The names below are the whole interface generated code may use; `builtins` is here for code
 that calls a builtin the user's function shadows.
@@ -171,6 +172,7 @@ from cpsgrad.runtime.sequences import (
     reversed_list,
     summand_adjoint,
 )
+from cpsgrad.runtime.tangents import fitted, fresh, zero_tangent
 from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
 from cpsgrad.runtime.writes import (
     alias_adjoint,
@@ -363,4 +365,7 @@ __all__ += [  # runtime/list_changes.py, runtime/container_methods.py
     "unappend",
     "unextend",
     "unremove",
+    "fitted",
+    "fresh",
+    "zero_tangent",
 ]

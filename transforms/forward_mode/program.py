@@ -1,0 +1,156 @@
+"""A function's tangent program: made once per function, differentiated positions and argument
+kinds, compiled with the user's globals and cells like the reverse program (transforms/emit.py).
+
+`transform(f, positions)` returns a `TangentProgram` whose `run(*args, *tangents)` returns
+`(f(*args), the tangent of f's result)`, the tangents being those of the positional arguments
+at `positions`. The text it runs is `TangentProgram.text`, what `cpsgrad show --mode forward`
+prints.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cpsgrad.errors import ArgumentError, HigherOrderError, UnsupportedError
+from cpsgrad.rules.registry import TABLE
+from cpsgrad.runtime import adapters
+from cpsgrad.runtime import kinds as runtime_kinds
+from cpsgrad.runtime.tangents import zero_tangent
+from cpsgrad.runtime.targets import is_gradient
+from cpsgrad.transforms import emit, normalize, pipeline, source
+from cpsgrad.transforms.forward_mode import pullbacks
+from cpsgrad.transforms.forward_mode.render import Renderer
+from cpsgrad.transforms.resolve import binding_guard
+
+
+@dataclass
+class TangentProgram:
+    function: types.FunctionType
+    positions: tuple[int, ...]
+    argument_kinds: tuple[str, ...]
+    text: str
+    run: Callable
+    code: types.CodeType
+    version: int
+    holds_bindings: Callable[[], bool]
+
+    def holds(self) -> bool:
+        return self.code is self.function.__code__ and self.version == TABLE.version and self.holds_bindings()
+
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def transform(function, positions: tuple[int, ...], argument_kinds: tuple[str, ...] | None = None) -> TangentProgram:
+    """The tangent program of `function` in its positional arguments `positions`, for arguments of
+    `argument_kinds` (transforms.analysis.kinds; None: anything). Cached per function."""
+    function = source.unwrap(function)
+    argument_kinds = argument_kinds or pipeline.default_kinds(function)
+    programs = _CACHE.setdefault(function, {})
+    found = programs.get((positions, argument_kinds))
+    if found is not None and found.holds():
+        return found
+    code = function.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        raise UnsupportedError(
+            None, f"{function.__qualname__}(*args, **kwargs)",
+            "forward mode (cpsgrad.jvp) does not take functions with *args or **kwargs parameters yet",
+        )
+    read = source.read(function)
+    if read.captured:
+        raise UnsupportedError(None, f"nested function {function.__qualname__}",
+                               "forward mode (cpsgrad.jvp) does not differentiate closures yet")
+    with pipeline._collector_paused(), normalize.shared():
+        front = pipeline._front(read, positions, argument_kinds)
+        renderer = Renderer(front, front.differentiated, tangent_by_pullbacks, tangent_call)
+        entry = f"{read.name}__jvp"
+        definition = renderer.function(entry)
+    if front.normalized.definitions:
+        raise UnsupportedError(
+            None, f"nested functions of {function.__qualname__}",
+            "forward mode (cpsgrad.jvp) does not differentiate functions that define functions yet",
+        )
+    wrapper = f"{read.name}__tangent_program"
+    free = emit.free_variables(read.function, ())
+    helpers = renderer.namespace
+    parameters = emit.wrapper_parameters(free, helpers)
+    wrapper_function = cst.FunctionDef(
+        cst.Name(wrapper),
+        cst.Parameters([cst.Param(cst.Name(p)) for p in parameters]),
+        cst.IndentedBlock([definition, cst.SimpleStatementLine([cst.Return(cst.Name(entry))])]),
+    )
+    header = _header(read, front.differentiated, renderer.suffix)
+    text = cst.Module([wrapper_function], header=header).code
+    filename = f"<cpsgrad tangent {read.function.__qualname__} {read.filename}:{read.first_line}>"
+    run = emit.compile_program(text, filename, wrapper, entry, read.function, helpers, free)
+    program = TangentProgram(
+        read.function, positions, argument_kinds, text, run, code, TABLE.version,
+        binding_guard(read.function, front.resolver.bindings),
+    )
+    programs[(positions, argument_kinds)] = program
+    return program
+
+
+def _header(read, differentiated: tuple[str, ...], suffix: str) -> list[cst.EmptyLine]:
+    lines = [
+        f"cpsgrad: the tangent program of {read.function.__qualname__} ({read.filename}:{read.first_line}), "
+        f"forward mode in {', '.join(differentiated)}.",
+        f"It returns the result and its tangent; <name>{suffix} is the tangent of <name>.",
+    ]
+    return [cst.EmptyLine(comment=cst.Comment("# " + line)) for line in lines]
+
+
+# ---- what tangent programs call -----------------------------------------------------------
+
+
+def tangent_call(function, arguments: tuple, tangents: tuple, keywords: dict | None = None,
+                 keyword_tangents: dict | None = None):
+    """`(function(*arguments, **keywords), its tangent)`: a user function's call in a tangent
+    program, given the tangents of its arguments (None for those without one)."""
+    if is_gradient(function):
+        raise HigherOrderError(
+            "forward mode of a gradient (cpsgrad.jvp over cpsgrad.grad) is not supported yet"
+        )
+    if type(function) is types.MethodType:
+        arguments, tangents = (function.__self__, *arguments), (None, *tangents)
+        function = function.__func__
+    if keywords:
+        arguments, tangents = _bound(function, arguments, tangents, keywords, keyword_tangents or {})
+    positions = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if not positions:
+        result = function(*arguments)
+        return result, zero_tangent(result)
+    if function in TABLE:
+        function = adapters.primitive_caller(function, len(arguments))
+    elif not isinstance(function, types.FunctionType):
+        raise UnsupportedError(
+            None, f"call of {getattr(function, '__qualname__', type(function).__name__)}",
+            "forward mode (cpsgrad.jvp) calls Python functions and primitives with rules only",
+        )
+    program = transform(function, positions, tuple(map(runtime_kinds.of, arguments)))
+    return program.run(*arguments, *(tangents[i] for i in positions))
+
+
+def _bound(function, arguments: tuple, tangents: tuple, keywords: dict, keyword_tangents: dict):
+    signature = inspect.signature(function)
+    names = list(signature.parameters)
+    bound = signature.bind(*arguments, **keywords)
+    bound.apply_defaults()
+    given = dict(zip(names, tangents, strict=False))
+    given.update(keyword_tangents)
+    for name, parameter in signature.parameters.items():
+        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            raise ArgumentError(
+                f"forward mode (cpsgrad.jvp) passes {function.__qualname__}'s keyword-only parameter {name} "
+                "positionally: not supported yet"
+            )
+    return tuple(bound.arguments[n] for n in names), tuple(given.get(n) for n in names)
+
+
+tangent_by_pullbacks = pullbacks.tangent_by_pullbacks
