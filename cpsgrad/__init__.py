@@ -18,10 +18,13 @@ from cpsgrad.errors import (
     SourceError,
     UnsupportedError,
 )
+from cpsgrad.forward import jacfwd, jvp
+from cpsgrad.higher_order import hessian, hvp
 from cpsgrad.kernels import cuda_available
 from cpsgrad.kernels.device_array import DeviceArray, to_device, to_host
 from cpsgrad.rules.registry import not_differentiable, rule
 from cpsgrad.runtime.effects import observer
+from cpsgrad.vjp import jacrev, vjp
 
 __version__ = "0.1.0"
 
@@ -38,6 +41,11 @@ __all__ = [
     "UnsupportedError",
     "cuda_available",
     "grad",
+    "hessian",
+    "hvp",
+    "jacfwd",
+    "jacrev",
+    "jvp",
     "nn",
     "not_differentiable",
     "observer",
@@ -47,6 +55,7 @@ __all__ = [
     "to_device",
     "to_host",
     "value_and_grad",
+    "vjp",
 ]
 
 

@@ -425,8 +425,12 @@ def show(
     example: tuple | None = None,
     numbers: Iterable[str] | None = None,
     annotate: bool = False,
+    mode: str = "reverse",
 ) -> str:
     """The source cpsgrad generates for `function` at `stage` ("normalize", "cps" or "final").
+
+    `mode="forward"` prints the tangent program `cpsgrad.jvp` runs (final stage only), with
+    `argnums` the arguments that have tangents.
 
     "final" is exactly the program that runs for arguments like `example` (a tuple of
     arguments, used only for their kinds: a Python number, a short tuple or list of numbers, or
@@ -444,6 +448,8 @@ def show(
     """
     if stage not in pipeline.STAGES:
         raise ValueError(f"stage must be one of {', '.join(pipeline.STAGES)}, not {stage!r}")
+    if mode not in ("reverse", "forward") or (mode == "forward" and (stage != "final" or annotate)):
+        raise ValueError(f"mode must be 'reverse' or 'forward' (the final stage, not annotated), not {mode!r}")
     if annotate and stage != "final":
         raise ValueError(f"annotate marks the user's lines in the final stage only, not in {stage!r}")
     function = original(function)
@@ -466,4 +472,8 @@ def show(
                 f"{function.__qualname__} has no parameter {missing}; its parameters are {tuple(names)}"
             )
         argument_kinds = tuple(kinds.NUMBER if name in numbers else kinds.ANY for name in names)
+    if mode == "forward":
+        from cpsgrad.transforms import forward_mode
+
+        return forward_mode.transform(function, _argnums(argnums), argument_kinds).text
     return showing.stage_text(function, _argnums(argnums), stage, argument_kinds, annotate)

@@ -93,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the parameters annotated float, int or bool); --numbers '' means none",
     )
     show.add_argument(
+        "--mode", choices=("reverse", "forward"), default="reverse",
+        help="reverse: the derivative program grad runs (default); forward: the tangent program jvp runs",
+    )
+    show.add_argument(
         "--annotate", action="store_true",
         help="head each block of the final program that comes from one of your statements with a comment "
         "'# from line N: <your line>' (final stage only)",
@@ -107,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "show" and arguments.annotate and arguments.stage != "final":
         parser.error("--annotate marks your lines in the final stage only")
+    forward = arguments.command == "show" and arguments.mode == "forward"
+    if forward and (arguments.stage != "final" or arguments.annotate):
+        parser.error("--mode forward prints the final tangent program only (no --stage, no --annotate)")
     highlight = _highlighter(sys.stdout)
     try:
         if arguments.command == "show":
@@ -115,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             function = load_target(arguments.target)
             text = cpsgrad.show(
                 function, stage=arguments.stage, argnums=arguments.argnums, numbers=arguments.numbers,
-                annotate=arguments.annotate,
+                annotate=arguments.annotate, mode=arguments.mode,
             )
             print(highlight(text), end="")
             return 0

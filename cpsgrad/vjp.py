@@ -23,6 +23,7 @@ from cpsgrad import api, runtime
 from cpsgrad.errors import ArgumentError, HigherOrderError, UnsupportedError
 from cpsgrad.kernels.device_array import DeviceArray
 from cpsgrad.runtime.adjoints import DictAdjoint, SequenceAdjoint
+from cpsgrad.transforms.forward_mode import pullbacks as forward_mode_pullbacks
 
 
 def vjp(function: Callable, *primals, argnums: int | tuple[int, ...] | None = None):
@@ -298,3 +299,6 @@ def _mismatch(path: str, expected: str, cotangent, found: str | None = None) -> 
     raise ArgumentError(
         f"the cotangent must have the output's structure: for {path} it must be {expected}, not {found}"
     )
+
+
+forward_mode_pullbacks.use(vjp)  # forward mode's tangents of rules of no kind (transforms/forward_mode/pullbacks.py)

@@ -27,7 +27,9 @@ def free_variables(function: types.FunctionType, captured: tuple[str, ...]) -> t
 
 
 def wrapper_parameters(free: tuple[str, ...], helpers: dict) -> list[str]:
-    return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME), *free]
+    """A helper the function also reads as a free variable (the same object: a rule's global
+    is renamed where the user's name holds something else) is its cell, once."""
+    return [RUNTIME_NAME, *sorted(n for n in helpers if n != RUNTIME_NAME and n not in free), *free]
 
 
 def render(header: list, wrapper: cst.FunctionDef, provenance) -> tuple[str, tuple]:

@@ -3,8 +3,8 @@
 One module a group of primitives: `operators` (Python's operators and numeric builtins), `math`
 (its functions numpy shares made from `elementary`, by `module_templates`),
 `numpy/` (ufuncs, reductions, products, shapes, creation, linalg, ...), `scipy/` (signal, linalg,
-integrate, special, stats), `containers`, `closures`, `subscripts`, `nn`; `registry` is the table and the
-decorators that fill it.
+integrate, special, stats), `containers`, `closures`, `subscripts`, `nn`, `tangent_helpers` (what
+forward-mode programs call); `registry` is the table and the decorators that fill it.
 """
 
 from cpsgrad.rules import (  # noqa: F401
@@ -17,6 +17,7 @@ from cpsgrad.rules import (  # noqa: F401
     operators,
     scipy,
     subscripts,
+    tangent_helpers,
 )
 from cpsgrad.rules.registry import TABLE, rule
 

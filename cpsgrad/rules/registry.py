@@ -32,12 +32,12 @@ TEMPLATE_ADJOINT_SUFFIX = "_d"  # a template accumulates into `x_d` for its para
 
 #: Parameters that may receive a differentiable value though a rule gives them no adjoint: the
 #: result is piecewise constant in them (a sign's source, a cutoff, a looked-up key, a value only
-#: compared, an array read for its shape). A differentiable value reaching any other parameter
+#: compared, an array read for its shape: `like`). A differentiable value reaching any other parameter
 #: without an adjoint (`np.var(x, ddof=x[0])`, batch_norm's `eps`, an axis) is refused at its call:
 #: its gradient would be dropped (transforms/adjoint/forward.py).
 PIECEWISE_CONSTANT = frozenset(
-    {"y", "a", "stop", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices", "condition",
-     "self"}
+    {"y", "a", "like", "stop", "tol", "rcond", "cond", "atol", "rtol", "matched", "key", "index", "indices",
+     "condition", "self"}
 )
 
 

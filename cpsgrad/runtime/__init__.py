@@ -172,8 +172,8 @@ from cpsgrad.runtime.sequences import (
     reversed_list,
     summand_adjoint,
 )
-from cpsgrad.runtime.tangents import fitted, fresh, zero_tangent
 from cpsgrad.runtime.starred import joined, joined_adjoint, joined_tuple, spread, unpack_check
+from cpsgrad.runtime.tangents import broadcast_like, fitted, fresh, zero_tangent
 from cpsgrad.runtime.writes import (
     alias_adjoint,
     alias_after_update,
@@ -367,5 +367,6 @@ __all__ += [  # runtime/list_changes.py, runtime/container_methods.py
     "unremove",
     "fitted",
     "fresh",
+    "broadcast_like",
     "zero_tangent",
 ]

@@ -59,3 +59,13 @@ def fresh(tangent, like):
     so its tangent must not be `x`'s (a write into `y` would change `x`'s tangent)."""
     fit = fitted(tangent, like)
     return fit.copy() if fit is tangent and type(fit) is _ndarray else fit
+
+
+def broadcast_like(value, like):
+    """`value` broadcast to the shape of the array `like` (a read-only view; anything else as it
+    is). An elementwise rule's backward sums its result back to its input's shape, inside helpers
+    too (`select(y_d, condition, x)`); read forward with the input spread to the output's shape,
+    that sum has nothing to do and the tangent keeps the output's shape."""
+    if type(like) is _ndarray and np.shape(value) != like.shape:
+        return np.broadcast_to(value, like.shape)
+    return value

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from cpsgrad import runtime
 from cpsgrad.errors import ArgumentError, HigherOrderError, UnsupportedError
-from cpsgrad.rules.registry import TABLE
+from cpsgrad.rules.registry import TABLE, not_differentiable
 from cpsgrad.runtime import adapters
 from cpsgrad.runtime import kinds as runtime_kinds
 from cpsgrad.runtime.tangents import zero_tangent
@@ -27,6 +28,18 @@ from cpsgrad.transforms import emit, normalize, pipeline, source
 from cpsgrad.transforms.forward_mode import pullbacks
 from cpsgrad.transforms.forward_mode.render import Renderer
 from cpsgrad.transforms.resolve import binding_guard
+
+#: The name tangent programs call the run-time package by: not `cpsgrad_runtime`, which the fence keeps
+#: from user code, so that the reverse mode can differentiate a tangent program (cpsgrad/higher_order.py).
+TANGENT_RUNTIME = "tangent_runtime"
+
+
+class _RuntimeRenamed(cst.CSTTransformer):
+    def __init__(self, name: str):
+        self.name = name
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return updated.with_changes(value=self.name) if original.value == emit.RUNTIME_NAME else updated
 
 
 @dataclass
@@ -38,10 +51,12 @@ class TangentProgram:
     run: Callable
     code: types.CodeType
     version: int
-    holds_bindings: Callable[[], bool]
+    holds_bindings: Callable[[], bool] | None  # None: it resolved no name that could be rebound
 
     def holds(self) -> bool:
-        return self.code is self.function.__code__ and self.version == TABLE.version and self.holds_bindings()
+        return self.code is self.function.__code__ and self.version == TABLE.version and (
+            self.holds_bindings is None or self.holds_bindings()
+        )
 
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -68,9 +83,9 @@ def transform(function, positions: tuple[int, ...], argument_kinds: tuple[str, .
                                "forward mode (cpsgrad.jvp) does not differentiate closures yet")
     with pipeline._collector_paused(), normalize.shared():
         front = pipeline._front(read, positions, argument_kinds)
-        renderer = Renderer(front, front.differentiated, tangent_by_pullbacks, tangent_call)
+        renderer = Renderer(front, front.differentiated, tangent_by_pullbacks, tangent_call, tangent_function)
         entry = f"{read.name}__jvp"
-        definition = renderer.function(entry)
+        definition = renderer.function(entry).visit(_RuntimeRenamed(renderer.helper(TANGENT_RUNTIME, runtime)))
     if front.normalized.definitions:
         raise UnsupportedError(
             None, f"nested functions of {function.__qualname__}",
@@ -137,6 +152,30 @@ def tangent_call(function, arguments: tuple, tangents: tuple, keywords: dict | N
     return program.run(*arguments, *(tangents[i] for i in positions))
 
 
+def tangent_function(function, arguments: tuple, tangents: tuple):
+    """The function a tangent program calls for `function(*arguments)` given the arguments'
+    tangents (None for those without one): the tangent program's own `run` for a Python function,
+    taking the arguments then the tangents there are; a caller through `tangent_call` for anything
+    else (a method, a primitive passed as a value), taking the same."""
+    if isinstance(function, types.FunctionType) and not is_gradient(function) and function not in TABLE:
+        positions = tuple(i for i, t in enumerate(tangents) if t is not None)
+        if positions:
+            return transform(function, positions, tuple(map(runtime_kinds.of, arguments))).run
+    return _Through(function, len(arguments), tuple(t is not None for t in tangents))
+
+
+class _Through:
+    """`tangent_function`'s caller of a method, a primitive or a function with nothing to differentiate."""
+
+    def __init__(self, function, count: int, given: tuple[bool, ...]):
+        self.function, self.count, self.given = function, count, given
+
+    def __call__(self, *values):
+        arguments, rest = values[: self.count], iter(values[self.count:])
+        tangents = tuple(next(rest) if given else None for given in self.given)
+        return tangent_call(self.function, arguments, tangents)
+
+
 def _bound(function, arguments: tuple, tangents: tuple, keywords: dict, keyword_tangents: dict):
     signature = inspect.signature(function)
     names = list(signature.parameters)
@@ -154,3 +193,8 @@ def _bound(function, arguments: tuple, tangents: tuple, keywords: dict, keyword_
 
 
 tangent_by_pullbacks = pullbacks.tangent_by_pullbacks
+
+
+# the reverse mode differentiates a tangent program through the functions tangent_function picks
+# (cpsgrad/higher_order.py); picking one carries no derivative
+not_differentiable(tangent_function)

@@ -16,13 +16,18 @@ import numpy as np
 from cpsgrad.errors import NoRuleError
 
 _CALLERS: dict = {}
+_VJP: list = []  # cpsgrad.vjp.vjp, which imports the API, which imports the transforms: it registers itself
+
+
+def use(vjp) -> None:
+    """The reverse mode's `vjp` these tangents call (cpsgrad/vjp.py hands it over on import)."""
+    _VJP[:] = [vjp]
 
 
 def tangent_by_pullbacks(primitive, output, arguments: tuple, keywords: dict, tangents: tuple, keyword_tangents: dict):
     """The tangent of `output = primitive(*arguments, **keywords)` given the tangents of the
     arguments (None where an argument has none) and of the keyword arguments."""
-    from cpsgrad.vjp import vjp  # cpsgrad.vjp imports the API, which imports the transforms
-
+    vjp = _VJP[0]
     if not (type(output) is float or isinstance(output, (np.ndarray, np.floating))):
         raise NoRuleError(
             None, f"forward mode of {getattr(primitive, '__qualname__', primitive)}",

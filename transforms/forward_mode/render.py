@@ -38,7 +38,7 @@ _USER_CALL = object()
 
 
 class Renderer(RuleTangents):
-    def __init__(self, front, differentiated: tuple[str, ...], pullbacks, tangent_call):
+    def __init__(self, front, differentiated: tuple[str, ...], pullbacks, tangent_call, tangent_function):
         self.normalized = front.normalized
         self.resolver = front.resolver
         self.active = front.program.active
@@ -49,6 +49,7 @@ class Renderer(RuleTangents):
         self.namer = naming.Namer(self.user_names)
         self.namespace: dict = {}
         self.call_helper = self.helper("tangent_call", tangent_call)
+        self.function_helper = self.helper("tangent_function", tangent_function)
         self.suffix = TANGENT_SUFFIX
         attempt = 0
         while any(n + self.suffix in self.user_names for n in self.active):
@@ -124,7 +125,8 @@ class Renderer(RuleTangents):
             return [statement]
         user = calls.classify(value.func, self.resolver) == calls.USER
         if user and not calls.is_callee_active(value.func, self.active):
-            return [cst.SimpleStatementLine([cst.Expr(self.user_call(statement, value))])]
+            before, call = self.user_call(statement, value)
+            return [*before, cst.SimpleStatementLine([cst.Expr(call)])]
         primitive = self.resolver.resolve(value.func)
         rules = TABLE.rules_for(primitive) if primitive is not None else []
         if rules and not any(r.differentiable for r in rules):
@@ -162,7 +164,8 @@ class Renderer(RuleTangents):
             return [statement, self.assign(tangent_name, zero or runtime_call("zero_tangent", cst.Name(name)))]
         if isinstance(value, cst.Call) and self.is_user_call(value):
             pair = cst.Tuple([cst.Element(cst.Name(name)), cst.Element(cst.Name(tangent_name))], lpar=[], rpar=[])
-            return [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(pair)], self.user_call(statement, value))])]
+            before, call = self.user_call(statement, value)
+            return [*before, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(pair)], call)])]
         overwrites = name in syntax.variables_read(value) and not writes.is_write(value)
         result = self.namer.fresh(f"{name}_new") if overwrites else name
         if overwrites and name in self.numbers:
@@ -179,7 +182,11 @@ class Renderer(RuleTangents):
             value.func, self.resolver
         ) is None and calls.classify(value.func, self.resolver) == calls.USER
 
-    def user_call(self, statement, value: cst.Call) -> cst.Call:
+    def user_call(self, statement, value: cst.Call) -> tuple[list, cst.Call]:
+        """(the statements before, the call) of a user function's tangent program: without keywords
+        `f_jvp = tangent_function(f, (a, n), (a_t, None))` then `f_jvp(a, n, a_t)`, a call of a
+        plain function that the reverse mode can differentiate in turn (cpsgrad.hvp); with keywords
+        one call `tangent_call(f, (a,), (a_t,), {'n': n}, {})`."""
         if calls.is_callee_active(value.func, self.active):
             self.fail(statement, f"call of {syntax.code(value.func).strip()}",
                       "forward mode (cpsgrad.jvp) does not differentiate a function value that depends on the "
@@ -188,19 +195,25 @@ class Renderer(RuleTangents):
             self.fail(statement, "starred arguments", "forward mode (cpsgrad.jvp) does not take f(*xs) yet")
         positional = [a.value for a in value.args if a.keyword is None]
         keywords = [a for a in value.args if a.keyword is not None]
+        tangents = [self.tangent_of(a) for a in positional]
         arguments = [
             cst.Arg(value.func),
             cst.Arg(_tuple(positional)),
-            cst.Arg(_tuple([self.tangent_of(a) or cst.Name("None") for a in positional])),
+            cst.Arg(_tuple([t or cst.Name("None") for t in tangents])),
         ]
-        if keywords:
-            arguments.append(cst.Arg(cst.Dict([cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
-                                               for a in keywords])))
-            arguments.append(cst.Arg(cst.Dict([
-                cst.DictElement(cst.SimpleString(repr(a.keyword.value)), self.tangent_of(a.value))
-                for a in keywords if self.tangent_of(a.value) is not None
-            ])))
-        return cst.Call(cst.Name(self.call_helper), arguments)
+        if not keywords:
+            label = (syntax.dotted_name(value.func) or "callee").replace(".", "_")
+            program = self.namer.fresh(f"{label}_jvp")
+            choose = self.assign(program, cst.Call(cst.Name(self.function_helper), arguments))
+            given = [cst.Arg(a) for a in positional] + [cst.Arg(t) for t in tangents if t is not None]
+            return [choose], cst.Call(cst.Name(program), given)
+        arguments.append(cst.Arg(cst.Dict([cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
+                                           for a in keywords])))
+        arguments.append(cst.Arg(cst.Dict([
+            cst.DictElement(cst.SimpleString(repr(a.keyword.value)), self.tangent_of(a.value))
+            for a in keywords if self.tangent_of(a.value) is not None
+        ])))
+        return [], cst.Call(cst.Name(self.call_helper), arguments)
 
     # ---- tangents of values -----------------------------------------------------------------
 

@@ -61,6 +61,17 @@ class _Transposed(cst.CSTTransformer):
         return updated
 
 
+def _calls(node: cst.CSTNode) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            found.append(call)
+
+    node.visit(Finder())
+    return bool(found)
+
+
 class RuleTangents:
     """The Renderer's tangents of rule calls (reads `namespace`, `namer`, `resolver`, `tangent_of`)."""
 
@@ -114,8 +125,13 @@ class RuleTangents:
             if entry is not None:
                 term = _times(self.tangent_of(bound[parameter]), slopes[parameter].visit(Renamer(mapping)))
             else:
-                mapping[output_adjoints[0]] = self.tangent_of(bound[parameter])
-                term = syntax.strip_parentheses(slopes[parameter].visit(_Transposed()).visit(Renamer(mapping)))
+                transposed = slopes[parameter].visit(_Transposed())
+                tangent = self.tangent_of(bound[parameter])
+                if target not in self.numbers and _calls(transposed):  # a helper may sum to the input's shape
+                    mapping[parameter] = runtime_call("broadcast_like", mapping[parameter], cst.Name(target))
+                    tangent = runtime_call("broadcast_like", tangent, cst.Name(target))
+                mapping[output_adjoints[0]] = tangent
+                term = syntax.strip_parentheses(transposed.visit(Renamer(mapping)))
             terms.append(term)
         return self.fit(_plus(terms), target, bare=len(terms) == 1 and isinstance(terms[0], cst.Name))
 
@@ -199,7 +215,7 @@ class RuleTangents:
     def helper(self, name: str, value) -> str:
         """`value` in the program's namespace under `name`, or under a fresh name where `name`
         holds something else there or in the user's function."""
-        if name == RUNTIME:  # the runtime package: every program has it
+        if name == RUNTIME:  # the runtime package: every program has it (renamed: program.TANGENT_RUNTIME)
             return name
         held = self.namespace.get(name, _MISSING)
         if held is value:
