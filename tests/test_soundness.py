@@ -27,6 +27,7 @@ WITHOUT_ADJOINT = {
     "condlist",  # np.select's booleans
     "first", "second", "third", "fourth", "fifth", "sixth",  # item_at / transpose axes: ints
     "a",  # np.full_like(a, fill): only a's shape and dtype
+    "like",  # forward mode's fitted/fresh/broadcast_like(t, like): only like's shape and dtype
     "y",  # copysign(x, y): piecewise constant in y
     "return_sign", "allow_singular",  # logsumexp's and multivariate_normal's flags
     "self",  # a frozen distribution's method: the distribution, an object (its parameters fixed)

@@ -66,6 +66,7 @@ def explicit(*primitives) -> Callable:
     tangent of each differentiable argument that has one (the others' are not passed)."""
 
     def record(function: Callable) -> Callable:
+        function.__cpsgrad_source__ = True  # the reverse mode differentiates it as a user function (hvp)
         for primitive in primitives:
             _EXPLICIT[id(primitive)] = (primitive, function)
             _KINDS[id(primitive)] = (primitive, EXPLICIT)

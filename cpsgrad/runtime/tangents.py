@@ -39,19 +39,22 @@ def fitted(tangent, like):
     """`tangent` in the shape and dtype of its primal `like`: a term of an elementwise rule has the
     shape of the inputs it came from (`y = x + c` of a scalar `x` and an array `c` has the tangent
     `x_t`), the primal the broadcast shape."""
-    if type(like) is _ndarray:
-        if type(tangent) is _ndarray and tangent.shape == like.shape:
-            if tangent.dtype == like.dtype or like.dtype.kind not in "fc":
-                return tangent
-            return tangent.astype(like.dtype)
-        result = np.empty(like.shape, like.dtype if like.dtype.kind in "fc" else np.float64)
-        result[...] = tangent
-        return result
-    if isinstance(like, np.generic) and like.dtype.kind in "fc" and not isinstance(tangent, _ndarray):
-        return like.dtype.type(tangent)
-    if type(like) is float and type(tangent) is not float and isinstance(tangent, np.generic):
-        return float(tangent)
-    return tangent
+    kind = type(like)
+    if kind is not _ndarray:
+        if kind is type(tangent):  # a number's, a numpy scalar's: the common case
+            return tangent
+        if kind is float and isinstance(tangent, np.generic):
+            return float(tangent)
+        if isinstance(like, np.generic) and like.dtype.kind in "fc" and not isinstance(tangent, _ndarray):
+            return like.dtype.type(tangent)
+        return tangent
+    if type(tangent) is _ndarray and tangent.shape == like.shape:
+        if tangent.dtype == like.dtype or like.dtype.kind not in "fc":
+            return tangent
+        return tangent.astype(like.dtype)
+    result = np.empty(like.shape, like.dtype if like.dtype.kind in "fc" else np.float64)
+    result[...] = tangent
+    return result
 
 
 def fresh(tangent, like):

@@ -78,5 +78,9 @@ def constructible(value) -> bool:
 
 
 def _library(function: types.FunctionType) -> bool:
+    """A library's function, but for cpsgrad's own written to be differentiated as source (the
+    explicit tangents of cpsgrad/rules/tangents.py, which second derivatives run through)."""
+    if getattr(function, "__cpsgrad_source__", False):
+        return False
     module = getattr(function, "__module__", None) or ""
     return module.split(".", 1)[0] in LIBRARIES
