@@ -92,7 +92,7 @@ def explicit_tangent(rule) -> Callable | None:
 
 declare(
     ELEMENTWISE,
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.neg, operator.pos,
+    operator.mul, operator.truediv, operator.pow, operator.neg, operator.pos,
     operator.mod, builtins.abs, builtins.pow, builtins.float, math.pow, math.fmod, math.copysign, math.hypot,
     math.erf, math.erfc, math.gamma, math.lgamma,
     np.add, np.subtract, np.multiply, np.divide, np.power, np.float_power, np.negative, np.positive,
@@ -116,6 +116,7 @@ declare(
     np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft, np.fft.irfft,
     np.fft.rfft2, np.fft.irfft2, np.fft.rfftn, np.fft.irfftn, np.fft.hfft, np.fft.ihfft, np.fft.fftshift,
     np.fft.ifftshift,
+    operator.add, operator.sub, operator.or_, builtins.dict,  # `+` also joins tuples, `|` merges dicts
     builtins.sum, builtins.list, builtins.tuple, builtins.reversed, builtins.zip, builtins.complex,
     dict.values, dict.items, dict.get, math.fsum,
     containers.appended, containers.removed, containers.as_sequence, containers.construct,

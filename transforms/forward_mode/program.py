@@ -94,6 +94,7 @@ def transform(function, positions: tuple[int, ...], argument_kinds: tuple[str, .
     wrapper = f"{read.name}__tangent_program"
     free = emit.free_variables(read.function, ())
     helpers = renderer.namespace
+    helpers.update(front.resolver.extra)  # the written-argument variants its calls name (written_arguments.py)
     parameters = emit.wrapper_parameters(free, helpers)
     wrapper_function = cst.FunctionDef(
         cst.Name(wrapper),
@@ -148,8 +149,28 @@ def tangent_call(function, arguments: tuple, tangents: tuple, keywords: dict | N
             None, f"call of {getattr(function, '__qualname__', type(function).__name__)}",
             "forward mode (cpsgrad.jvp) calls Python functions and primitives with rules only",
         )
+    arguments, tangents = _with_defaults(function, arguments, tangents)
     program = transform(function, positions, tuple(map(runtime_kinds.of, arguments)))
     return program.run(*arguments, *(tangents[i] for i in positions))
+
+
+def _with_defaults(function: types.FunctionType, arguments: tuple, tangents: tuple) -> tuple[tuple, tuple]:
+    """The arguments of a call that leaves out defaulted parameters, with the defaults: a tangent
+    program takes every parameter, positionally (keyword-only ones last)."""
+    code = function.__code__
+    missing = code.co_argcount - len(arguments)
+    if missing > 0:
+        defaults = function.__defaults__ or ()
+        if missing > len(defaults):
+            raise ArgumentError(f"{function.__qualname__} is called with too few arguments")
+        arguments, tangents = (*arguments, *defaults[len(defaults) - missing:]), (*tangents, *(None,) * missing)
+    if code.co_kwonlyargcount and len(arguments) == code.co_argcount:
+        names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+        given = function.__kwdefaults__ or {}
+        if any(n not in given for n in names):
+            raise ArgumentError(f"{function.__qualname__}'s keyword-only parameters without defaults are not given")
+        arguments, tangents = (*arguments, *(given[n] for n in names)), (*tangents, *(None,) * len(names))
+    return arguments, tangents
 
 
 def tangent_function(function, arguments: tuple, tangents: tuple):
@@ -157,7 +178,10 @@ def tangent_function(function, arguments: tuple, tangents: tuple):
     tangents (None for those without one): the tangent program's own `run` for a Python function,
     taking the arguments then the tangents there are; a caller through `tangent_call` for anything
     else (a method, a primitive passed as a value), taking the same."""
-    if isinstance(function, types.FunctionType) and not is_gradient(function) and function not in TABLE:
+    whole = isinstance(function, types.FunctionType) and len(arguments) == function.__code__.co_argcount + (
+        function.__code__.co_kwonlyargcount
+    )  # a call that leaves defaults out goes through tangent_call, which adds them
+    if whole and not is_gradient(function) and function not in TABLE:
         positions = tuple(i for i, t in enumerate(tangents) if t is not None)
         if positions:
             return transform(function, positions, tuple(map(runtime_kinds.of, arguments))).run
@@ -184,10 +208,12 @@ def _bound(function, arguments: tuple, tangents: tuple, keywords: dict, keyword_
     given = dict(zip(names, tangents, strict=False))
     given.update(keyword_tangents)
     for name, parameter in signature.parameters.items():
-        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ArgumentError(f"forward mode (cpsgrad.jvp) does not call {function.__qualname__}(**kwargs) yet")
+        if parameter.kind is parameter.KEYWORD_ONLY and given.get(name) is not None:
             raise ArgumentError(
-                f"forward mode (cpsgrad.jvp) passes {function.__qualname__}'s keyword-only parameter {name} "
-                "positionally: not supported yet"
+                f"forward mode (cpsgrad.jvp) does not differentiate {function.__qualname__}'s keyword-only "
+                f"parameter {name} yet; make it positional"
             )
     return tuple(bound.arguments[n] for n in names), tuple(given.get(n) for n in names)
 

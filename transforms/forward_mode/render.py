@@ -30,6 +30,7 @@ from cpsgrad.rules.registry import TABLE, advice
 from cpsgrad.transforms import calls, naming, syntax, writes
 from cpsgrad.transforms.adjoint.output import runtime_call
 from cpsgrad.transforms.analysis.activity import is_active_value
+from cpsgrad.transforms.containers import is_list_change
 from cpsgrad.transforms.forward_mode.rule_tangents import RuleTangents, _tuple
 from cpsgrad.transforms.operators import binary_primitive, unary_primitive
 
@@ -162,6 +163,8 @@ class Renderer(RuleTangents):
         if not is_active_value(value, self.active, self.resolver):
             zero = cst.Float("0.0") if syntax.is_constant(value) and name in self.numbers else None
             return [statement, self.assign(tangent_name, zero or runtime_call("zero_tangent", cst.Name(name)))]
+        if isinstance(value, cst.Call) and _is_exception(self.resolver.resolve(value.func)):
+            return [statement, self.assign(tangent_name, cst.Name("None"))]  # raise ValueError(f"... {x}")
         if isinstance(value, cst.Call) and self.is_user_call(value):
             pair = cst.Tuple([cst.Element(cst.Name(name)), cst.Element(cst.Name(tangent_name))], lpar=[], rpar=[])
             before, call = self.user_call(statement, value)
@@ -224,6 +227,13 @@ class Renderer(RuleTangents):
             container, key, written = writes.write_parts(value)
             return self.substituted_call(value, {"container": container, "value": written}, {
                 "container": self.tangent_or_zero(container), "value": self.tangent_or_zero(written)})
+        if is_list_change(value):  # xs = appended(xs, v), extended(xs, ys), removed(xs, i): on the tangents too
+            items, *rest = [a.value for a in value.args]
+            replaced = {"items": self.tangent_or_zero(items)}
+            bound = {"items": items}
+            if syntax.dotted_name(value.func) != "cpsgrad_runtime.removed":
+                bound["added"], replaced["added"] = rest[0], self.tangent_or_zero(rest[0])
+            return self.substituted_call(value, bound, replaced)
         if isinstance(value, (cst.Tuple, cst.List)):
             if any(isinstance(e, cst.StarredElement) for e in value.elements):
                 self.fail(statement, "starred element", "forward mode (cpsgrad.jvp) does not take (*xs, y) yet")
@@ -291,3 +301,7 @@ class Renderer(RuleTangents):
             "derivative in it; pass a constant there, or declare a rule that differentiates it (cpsgrad.rule)",
             NoRuleError,
         )
+
+
+def _is_exception(value) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseException)
