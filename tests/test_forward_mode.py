@@ -331,7 +331,14 @@ def test_refusals_name_their_place(function, construct):
 
 SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
 BUGS = [  # (program, primals, tangents, expected value, expected tangent, what goes wrong)
-    (fp.keyword_only, (2.0, 3.0), (1.0, 1.0), 15.0, 9.0, "ArgumentError: a differentiated keyword-only parameter (refused clearly, not differentiated)"),
+    (fp.keyword_only, (2.0, 3.0), (1.0, 1.0), 15.0, 9.0,
+     "ArgumentError: a differentiated keyword-only parameter (refused clearly, not differentiated)"),
+    (fp.updated_by_pairs, (0.7, -1.3), (1.0, 0.5), -1.3, 0.5,
+     "WRONG VALUE: d.update([(k, y)]) keeps the old tangent (1.0)"),
+    (fp.dict_of_pairs, (0.7, -1.3), (1.0, 0.5), 0.7 * -1.3, -1.3 + 0.35, "KeyError 'p' in the tangent of dict(pairs)"),
+    (fp.sorted_list, (0.7, -1.3), (1.0, 0.5), -1.3, 0.5, "NoRuleError: forward mode of sorted: its output is a list"),
+    (fp.removes_from_a_list, (0.7, -1.3), (1.0, 0.5), 0.7 * -1.3, -1.3 + 0.35,
+     "NoRuleError: forward mode of removed_value: its output is a list"),
     (fp.det, (SINGULAR,), (np.eye(2),), np.linalg.det(SINGULAR), 5.0, "LinAlgError: det's tangent solves"),
     (fp.calls_a_partial, (2.0,), (1.0,), 6.0, 3.0, "UnsupportedError: call of partial"),
     (fp.sets_an_attribute, (2.0,), (1.0,), 6.0, 3.0, "NoRuleError: cpsgrad_runtime.set_attribute"),
@@ -341,6 +348,7 @@ BUGS = [  # (program, primals, tangents, expected value, expected tangent, what 
      "UnsupportedError: layer.forward of a fixed object refused as a closure over differentiated values"),
     (fp.tuple_of_a_generator, (2.0,), (1.0,), 4.0, 4.0, "UnsupportedError: builtin tuple refused as a closure"),
     (fp.list_of_a_generator, (2.0,), (1.0,), 4.0, 4.0, "UnsupportedError: a generator refused as a nested def"),
+    (fp.with_a_context_manager, (2.0,), (1.0,), 4.0, 2.0, "UnsupportedError: a with statement refused as a try"),
 ]
 
 

@@ -47,7 +47,7 @@ KNOWN_REASONS = re.compile(
 )
 # Measured: the cases refused for a known reason on their first input (they are listed in the
 # report of the session that wrote this file). Fewer is progress: lower the bound.
-MAX_REFUSED = 127
+MAX_REFUSED = 120
 EXAMPLES = 2
 REVERSE_RTOL = 1e-9
 REVERSE_ATOL = 1e-12
@@ -57,13 +57,14 @@ _CLOSURE_FALSELY = "refused as a closure over the differentiated arguments, whic
 _GENERATOR = ("a module-level generator consumed by the case is refused as 'functions that define "
               "functions'; the user defined none")
 _WRONG_REASON = "calls Python functions and primitives with rules only: "
+_WITH = "a `with` statement (the case writes no try) is refused as 'try statement: does not differentiate try yet'"
 # Forward mode's bugs, by case; the minimal reproductions are fp.* in tests/test_forward_mode.py's BUGS.
 BUGS = {
-    "calls-keywords_and_defaults": "a helper's default parameter left out: ValueError zip() in pipeline._front",
-    "containers-list_methods_in_loop": "list.extend: NoRuleError cpsgrad_runtime.extended",
-    "containers-sorted_in_branch": "list.extend: NoRuleError cpsgrad_runtime.extended",
-    "containers-dict_merges": "dict(d): NoRuleError 'forward mode of dict: its output is a dict'",
-    "container_methods-dict_methods": "dict(d): NoRuleError 'forward mode of dict: its output is a dict'",
+    "calls-keywords_and_defaults": "shift=x, keyword-only: ArgumentError 'does not differentiate ... yet'",
+    "containers-list_methods_in_loop": "values.sort(key=abs): NoRuleError 'forward mode of sorted'",
+    "containers-sorted_in_branch": "sorted(...): NoRuleError 'forward mode of sorted: its output is a list'",
+    "containers-dict_merges": "dict(pairs): KeyError 'p' in the tangent program",
+    "container_methods-dict_methods": "WRONG VALUE: d.update([('a', y)]) keeps the tangent of the old d['a']",
     "calls-kernel_sum": _WRONG_REASON + "a call of a callable object (RadialKernel.__call__)",
     "calls-partial_helpers": _WRONG_REASON + "a call of a functools.partial",
     "calls-piecewise_linear_lookup": _WRONG_REASON + "a call of a functools.partial",
@@ -77,6 +78,9 @@ BUGS = {
     "generators-list_and_tuple": _CLOSURE_FALSELY + "tuple(generator) (t10.tuple, the builtin)",
     "generators-extremes_of_a_generator": _CLOSURE_FALSELY + "sorted(generator) (t20.sorted, the builtin)",
     "generators-tests_of_a_generator": _CLOSURE_FALSELY + "tuple(generator) (t22.tuple, the builtin)",
+    **{f"exceptions-{name}": _WITH for name in (
+        "errstate_ignored", "warnings_caught", "suppressed", "locked", "user_manager_swallows",
+        "with_without_as_in_loop", "return_from_with")},
     **{f"generators-{name}": _GENERATOR for name in (
         "loop_over_generator", "sum_of_generator", "next_once", "break_early", "return_in_loop",
         "branches_and_returns", "yield_from", "recursion_through_yield_from", "enumerate_and_zip",
@@ -96,6 +100,9 @@ CASES = [
     for corpus, module in CORPORA.items()
     for case in module.CASES
 ]
+
+
+_BUGGY = {case.function for corpus, module in CORPORA.items() for case in module.CASES if _id(corpus, case) in BUGS}
 
 
 # --- arguments, tangents, the wrapper holding what jvp does not take --------------------------
@@ -210,8 +217,9 @@ def _known(case, error) -> bool:
 
 
 def _refused(case, error) -> None:
+    """Skip a refusal for a known reason, except in a case of BUGS (one refused for a wrong reason)."""
     message = f"{type(error).__name__}: {error}"
-    if _known(case, error):
+    if _known(case, error) and case.function not in _BUGGY:
         pytest.skip(f"refused: {message}")
     raise AssertionError(f"{case.name}: refused for an unexpected reason: {message}") from error
 

@@ -336,3 +336,31 @@ def sqrt_in_a_condition(x):
     if np.sqrt(np.sum(x * x)) > 1.0:
         return x[0] * 2.0
     return x[0]
+
+
+def updated_by_pairs(x, y):
+    d = {"a": x}
+    d.update([("a", y)])
+    return d["a"]
+
+
+def dict_of_pairs(x, y):
+    d = dict([("p", x), ("q", y)])
+    return d["p"] * d["q"]
+
+
+def sorted_list(x, y):
+    return sorted([x, y])[0]
+
+
+def removes_from_a_list(x, y):
+    v = [x, y]
+    v.insert(1, x * y)
+    v.remove(y)
+    return v[1]
+
+
+def with_a_context_manager(x):
+    with np.errstate(divide="ignore"):
+        y = x * 2.0
+    return y
