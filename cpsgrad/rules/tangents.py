@@ -121,7 +121,7 @@ declare(
     dict.values, dict.items, dict.get, math.fsum,
     containers.appended, containers.removed, containers.as_sequence, containers.construct,
     comprehensions.inserted, container_methods.with_default, container_methods.without_item,
-    container_methods.without_key, sequences.concatenation, sequences.inserted_at, sequences.merged,
+    container_methods.without_key, sequences.concatenation, sequences.inserted_at,
     sequences.repetition, sequences.reversed_list, starred.joined, starred.joined_tuple,
     indexing.index_concatenate, writes.checked_view, writes.view_after_write,
     writes.alias_after_write, writes.alias_after_update, augmented.in_place_operand,
