@@ -60,7 +60,7 @@ _WRONG_REASON = "calls Python functions and primitives with rules only: "
 _WITH = "a `with` statement (the case writes no try) is refused as 'try statement: does not differentiate try yet'"
 # Forward mode's bugs, by case; the minimal reproductions are fp.* in tests/test_forward_mode.py's BUGS.
 BUGS = {
-    "containers-dicts_in_loop": "dict.update / merged: refused (NoRuleError) until its tangent maps keys, not key tangents",
+    "containers-dicts_in_loop": "dict.update (merged): refused until its tangent maps keys, not their tangents",
     "calls-keywords_and_defaults": "shift=x, keyword-only: ArgumentError 'does not differentiate ... yet'",
     "containers-list_methods_in_loop": "values.sort(key=abs): NoRuleError 'forward mode of sorted'",
     "containers-sorted_in_branch": "sorted(...): NoRuleError 'forward mode of sorted: its output is a list'",
